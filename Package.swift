@@ -1,0 +1,97 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "Beacon",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Signals", targets: ["Signals"]),
+        .library(name: "BeaconProtocol", targets: ["BeaconProtocol"]),
+        .library(name: "BeaconClient", targets: ["BeaconClient"]),
+        .executable(name: "beacond", targets: ["beacond"]),
+        .executable(name: "beaconctl", targets: ["beaconctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    ],
+    targets: [
+        // In-process reactive core. No package dependencies.
+        .target(name: "Signals", swiftSettings: strict),
+
+        // varlink framing, JSON values, key paths and patterns, interface texts. No I/O.
+        .target(name: "BeaconProtocol", swiftSettings: strict),
+
+        // libsystemd, found with pkg-config.
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        // Wrappers for the variadic libsystemd calls Swift cannot import.
+        .target(name: "CSystemdShims", dependencies: ["CSystemd"]),
+        .target(
+            name: "BeaconSystemd",
+            dependencies: [
+                "CSystemd", "CSystemdShims",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
+        .target(
+            name: "BeaconDaemon",
+            dependencies: [
+                "BeaconProtocol", "BeaconSystemd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "beacond", dependencies: ["BeaconDaemon"], swiftSettings: strict),
+
+        .target(
+            name: "BeaconClient",
+            dependencies: [
+                "BeaconProtocol", "Signals",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "beaconctl",
+            dependencies: [
+                "BeaconClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+
+        .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
+        .testTarget(name: "BeaconProtocolTests", dependencies: ["BeaconProtocol"], swiftSettings: strict),
+        .testTarget(name: "BeaconSystemdTests", dependencies: ["BeaconSystemd"], swiftSettings: strict),
+        .testTarget(
+            name: "BeaconDaemonTests",
+            dependencies: ["BeaconDaemon", "BeaconProtocol"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "BeaconClientTests", dependencies: ["BeaconClient"], swiftSettings: strict),
+        .testTarget(name: "beaconctlTests", dependencies: ["BeaconClient"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

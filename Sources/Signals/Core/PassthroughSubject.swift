@@ -1,0 +1,42 @@
+/// A hot signal you send values into; each value goes to the observers registered at that moment.
+///
+/// Threads: ``send(_:)`` may be called from any thread, also concurrently; each observer is called
+/// on the sending thread, after the subject's lock is released. Sends from one thread reach each
+/// observer in order. An observer may send into the subject it observes (the nested value is
+/// delivered at once, before the outer send returns) or dispose itself or others.
+///
+/// Lifetime: the subject holds its observers strongly until they are disposed or it completes.
+public final class PassthroughSubject<Element>: SignalProtocol, @unchecked Sendable {
+    // Sendable: all mutable state lives in `observers`, behind its lock.
+    @usableFromInline let observers = ObserverList<Element>()
+
+    public init() {}
+
+    /// Sends `value` to every current observer.
+    @inlinable
+    public func send(_ value: Element) {
+        observers.send(value)
+    }
+
+    /// Completes the subject: observers get ``Event/completed`` and are released; later sends and
+    /// observers get nothing (a late observer gets `.completed` at once).
+    public func send(completion: Void = ()) {
+        observers.complete()
+    }
+
+    @discardableResult
+    public func observe(with observer: @escaping (Event<Element>) -> Void) -> any Disposable {
+        if let entry = observers.add(observer) { return entry }
+        observer(.completed)
+        return NonDisposable.instance
+    }
+
+    /// The number of observers currently registered.
+    public var observerCount: Int { observers.count }
+}
+
+extension PassthroughSubject where Element == Void {
+    /// Sends `()`.
+    @inlinable
+    public func send() { send(()) }
+}

@@ -1,0 +1,1 @@
+print("beaconctl: not built yet")

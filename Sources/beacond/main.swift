@@ -1,0 +1,1 @@
+print("beacond: not built yet")
