@@ -19,6 +19,9 @@ extension Disposable {
 }
 
 /// A disposable that runs a closure once, the first time it is disposed.
+///
+/// Threads: ``dispose()`` may race from several threads; exactly one runs the closure, on its own
+/// thread, after the internal lock is released. Lifetime: the closure is released once it has run.
 public final class BlockDisposable: Disposable, @unchecked Sendable {
     // The closure is only read and cleared under `lock`, and run after the lock is released.
     private let lock = Locked<(() -> Void)?>(nil)
@@ -40,7 +43,7 @@ public final class BlockDisposable: Disposable, @unchecked Sendable {
     }
 }
 
-/// A disposable that does nothing, for signals that hold no resources.
+/// A disposable that does nothing, for signals that hold no resources. Shared and thread-safe.
 public final class NonDisposable: Disposable {
     public static let instance = NonDisposable()
     private init() {}
@@ -52,6 +55,10 @@ public final class NonDisposable: Disposable {
 /// the bag itself is deallocated.
 ///
 /// A disposable added to a bag that is already disposed is disposed at once.
+///
+/// Threads: every method may be called from any thread; contents are disposed after the bag's lock
+/// is released, in the order they were added. Lifetime: the bag holds its contents strongly and
+/// drops handles that were disposed elsewhere as it grows, so a long-lived bag does not leak.
 public final class DisposeBag: Disposable, @unchecked Sendable {
     private struct State {
         var items: [any Disposable] = []

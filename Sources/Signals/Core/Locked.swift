@@ -1,39 +1,55 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A value guarded by a mutex, for state of any type (also non-`Sendable` values, which the
 /// standard library's `Mutex` cannot hand across its `sending` boundary).
 ///
+/// The mutex and the value share one allocation reached through a pointer, so an access costs a
+/// lock and an unlock and nothing else (no dynamic exclusivity check on a class property).
+///
 /// Never call user code inside ``withLock(_:)``: compute what to do under the lock, act after.
 @usableFromInline
 final class Locked<State>: @unchecked Sendable {
-    // Sendable: `state` is only touched between pthread_mutex_lock and pthread_mutex_unlock.
+    // Sendable: the state is only touched between pthread_mutex_lock and pthread_mutex_unlock.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    @usableFromInline var state: State
+    @usableFromInline let state: UnsafeMutablePointer<State>
 
     @usableFromInline
-    init(_ state: State) {
-        self.state = state
-        mutex = .allocate(capacity: 1)
+    init(_ initial: State) {
+        let stateOffset = Self.stateOffset
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: stateOffset + MemoryLayout<State>.size,
+            alignment: max(MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<State>.alignment)
+        )
+        mutex = raw.bindMemory(to: pthread_mutex_t.self, capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
+        state = (raw + stateOffset).bindMemory(to: State.self, capacity: 1)
+        state.initialize(to: initial)
         let result = pthread_mutex_init(mutex, nil)
         precondition(result == 0, "pthread_mutex_init failed: \(result)")
     }
 
+    private static var stateOffset: Int {
+        let size = MemoryLayout<pthread_mutex_t>.stride
+        let alignment = MemoryLayout<State>.alignment
+        return (size + alignment - 1) / alignment * alignment
+    }
+
     deinit {
         pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        state.deinitialize(count: 1)
+        UnsafeMutableRawPointer(mutex).deallocate()
     }
 
     @inlinable
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&state)
+        return try body(&state.pointee)
     }
 }

@@ -1,22 +1,26 @@
 import Synchronization
 
-/// One registered observer: the closure and a flag that stops delivery once disposed.
+/// The handle of one registered observer: a flag that stops delivery once disposed.
+///
+/// The observer closure itself lives only in the list (see ``ObserverList/Slot``), so disposing
+/// releases it even while the caller still holds this handle.
 @usableFromInline
 final class ObserverEntry<Element>: Disposable, @unchecked Sendable {
-    // `handler` is immutable; `disposed` is atomic; `owner` is read and written under the owner's lock.
-    @usableFromInline let handler: (Event<Element>) -> Void
-    let disposed = Atomic<Bool>(false)
-    @usableFromInline var id: UInt64 = 0
-    weak var owner: ObserverList<Element>?
+    // `disposed` is atomic; `id` is immutable; `owner` is a weak reference set before publication.
+    @usableFromInline let disposed = Atomic<Bool>(false)
+    @usableFromInline let id: UInt64
+    @usableFromInline weak var owner: ObserverList<Element>?
 
-    init(_ handler: @escaping (Event<Element>) -> Void) {
-        self.handler = handler
+    @usableFromInline
+    init(id: UInt64, owner: ObserverList<Element>) {
+        self.id = id
+        self.owner = owner
     }
 
     @usableFromInline
     var isDisposed: Bool { disposed.load(ordering: .acquiring) }
 
-    @usableFromInline
+    @inlinable
     func dispose() {
         guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         owner?.remove(id: id)
@@ -25,42 +29,73 @@ final class ObserverEntry<Element>: Disposable, @unchecked Sendable {
 
 /// The observer registry that hot signals share.
 ///
-/// Observers are kept in an immutable array that is replaced on each change, so a delivery takes
-/// a snapshot under the lock and calls observers after releasing it: observers are never called
-/// while a lock is held, and an observer may send, observe or dispose re-entrantly. An observer
-/// disposed during a delivery is skipped by the rest of that delivery.
+/// Observers are kept in an array that a delivery copies under the lock (a reference-count
+/// increment, the array is shared until the next change) and calls after releasing it: observers
+/// are never called while a lock is held, and an observer may send, observe or dispose
+/// re-entrantly. An observer disposed during a delivery is skipped by the rest of that delivery.
+///
+/// The list can also hold a current value (``current``) under the same lock, for hot signals that
+/// remember their latest value (``Property``): storing it and taking the snapshot is one lock.
 @usableFromInline
 final class ObserverList<Element>: @unchecked Sendable {
+    /// A registered observer: its handle and its closure.
+    @usableFromInline
+    struct Slot {
+        @usableFromInline let entry: ObserverEntry<Element>
+        @usableFromInline let handler: (Event<Element>) -> Void
+
+        @inlinable
+        init(entry: ObserverEntry<Element>, handler: @escaping (Event<Element>) -> Void) {
+            self.entry = entry
+            self.handler = handler
+        }
+    }
+
     @usableFromInline
     struct State {
-        @usableFromInline var observers: ContiguousArray<ObserverEntry<Element>> = []
-        var nextID: UInt64 = 0
+        @usableFromInline var observers: ContiguousArray<Slot> = []
+        @usableFromInline var nextID: UInt64 = 0
         @usableFromInline var completed = false
+        @usableFromInline var current: Element?
     }
 
-    @usableFromInline let state = Mutex(State())
+    @usableFromInline let state: Locked<State>
 
     @usableFromInline
-    init() {}
-
-    /// Adds an observer. Returns nil (and does not add it) when the list has completed.
-    func add(_ handler: @escaping (Event<Element>) -> Void) -> ObserverEntry<Element>? {
-        let entry = ObserverEntry(handler)
-        let added = state.withLock { state -> Bool in
-            if state.completed { return false }
-            entry.id = state.nextID
-            state.nextID &+= 1
-            entry.owner = self
-            state.observers.append(entry)
-            return true
-        }
-        return added ? entry : nil
+    init() {
+        state = Locked(State())
     }
 
+    @usableFromInline
+    init(current: Element) {
+        state = Locked(State(current: current))
+    }
+
+    /// Adds an observer. Returns nil (and does not add it) when the list has completed.
+    @inlinable
+    func add(_ handler: @escaping (Event<Element>) -> Void) -> ObserverEntry<Element>? {
+        addReadingCurrent(handler)?.entry
+    }
+
+    /// Adds an observer and returns the current value read in the same critical section.
+    @inlinable
+    func addReadingCurrent(
+        _ handler: @escaping (Event<Element>) -> Void
+    ) -> (entry: ObserverEntry<Element>, current: Element?)? {
+        state.withLock { state -> (entry: ObserverEntry<Element>, current: Element?)? in
+            if state.completed { return nil }
+            let entry = ObserverEntry(id: state.nextID, owner: self)
+            state.nextID &+= 1
+            state.observers.append(Slot(entry: entry, handler: handler))
+            return (entry, state.current)
+        }
+    }
+
+    @inlinable
     func remove(id: UInt64) {
-        // The removed entry is released after the lock, so no deinit runs under it.
-        let removed: ObserverEntry<Element>? = state.withLock { state in
-            guard let index = state.observers.firstIndex(where: { $0.id == id }) else { return nil }
+        // The removed slot is released after the lock, so no deinit runs under it.
+        let removed: Slot? = state.withLock { state in
+            guard let index = state.observers.firstIndex(where: { $0.entry.id == id }) else { return nil }
             return state.observers.remove(at: index)
         }
         _ = removed
@@ -68,26 +103,44 @@ final class ObserverList<Element>: @unchecked Sendable {
 
     var count: Int { state.withLock { $0.observers.count } }
 
+    /// The stored current value.
+    @inlinable
+    var current: Element? { state.withLock { $0.current } }
+
     /// Sends `value` to every current observer.
     @inlinable
     func send(_ value: Element) {
         let observers = state.withLock { $0.observers }
-        for entry in observers where !entry.isDisposed {
-            entry.handler(.next(value))
+        Self.deliver(value, to: observers)
+    }
+
+    /// Stores `value` as the current value and sends it to every current observer.
+    @inlinable
+    func storeAndSend(_ value: Element) {
+        let observers = state.withLock { state in
+            state.current = value
+            return state.observers
+        }
+        Self.deliver(value, to: observers)
+    }
+
+    @inlinable
+    static func deliver(_ value: Element, to observers: ContiguousArray<Slot>) {
+        for slot in observers where !slot.entry.isDisposed {
+            slot.handler(.next(value))
         }
     }
 
     /// Sends `.completed` to every current observer and removes them all; later sends do nothing.
     func complete() {
-        let observers = state.withLock { state -> ContiguousArray<ObserverEntry<Element>> in
+        let observers = state.withLock { state -> ContiguousArray<Slot> in
             if state.completed { return [] }
             state.completed = true
             defer { state.observers = [] }
             return state.observers
         }
-        for entry in observers where !entry.isDisposed {
-            entry.disposed.store(true, ordering: .releasing)
-            entry.handler(.completed)
+        for slot in observers where !slot.entry.disposed.exchange(true, ordering: .acquiringAndReleasing) {
+            slot.handler(.completed)
         }
     }
 

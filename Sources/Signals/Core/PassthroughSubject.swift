@@ -2,13 +2,19 @@
 ///
 /// Threads: ``send(_:)`` may be called from any thread, also concurrently; each observer is called
 /// on the sending thread, after the subject's lock is released. Sends from one thread reach each
-/// observer in order. An observer may send into the subject it observes (the nested value is
-/// delivered at once, before the outer send returns) or dispose itself or others.
+/// observer in order. An observer may send into the subject it observes: the nested value is
+/// delivered at once to every observer, before the outer send continues (depth first, so observers
+/// after the sender see the nested value before the outer one). An observer may dispose itself or
+/// others: a disposed observer is not called by the rest of the current delivery. An observer
+/// added during a delivery gets the next value, not the current one.
 ///
 /// Lifetime: the subject holds its observers strongly until they are disposed or it completes.
 public final class PassthroughSubject<Element>: SignalProtocol, @unchecked Sendable {
     // Sendable: all mutable state lives in `observers`, behind its lock.
     @usableFromInline let observers = ObserverList<Element>()
+
+    /// Holds bindings into this object (see ``BindingOwner``); disposed when it is deallocated.
+    public let bag = DisposeBag()
 
     public init() {}
 
@@ -25,6 +31,7 @@ public final class PassthroughSubject<Element>: SignalProtocol, @unchecked Senda
     }
 
     @discardableResult
+    @inlinable
     public func observe(with observer: @escaping (Event<Element>) -> Void) -> any Disposable {
         if let entry = observers.add(observer) { return entry }
         observer(.completed)

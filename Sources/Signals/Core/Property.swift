@@ -1,5 +1,3 @@
-
-
 /// A value that changes over time: it holds the current value and gives it to each new observer
 /// first, then every later value.
 ///
@@ -8,47 +6,55 @@
 /// never called while the lock is held, so an observer may read or write the property.
 ///
 /// Ordering: for writes from one thread, each observer sees the values in write order. A new
-/// observer gets the value current at the moment it registers, then every later write.
+/// observer gets the value current at the moment it registers, then every later write. When
+/// threads write at once, each observer gets every value exactly once, but observers may see the
+/// writes of different threads in different orders, and ``value`` holds whichever write stored last.
+///
+/// Lifetime: the property holds its observers strongly until they are disposed; bindings into it
+/// (see ``BindingOwner``) end when it is deallocated.
 public final class Property<Value>: SignalProtocol, @unchecked Sendable {
     public typealias Element = Value
 
-    // Sendable: `storage` is locked; `observers` has its own lock.
-    @usableFromInline let storage: Locked<Value>
-    @usableFromInline let observers = ObserverList<Value>()
+    // Sendable: the value lives in `observers`, under its lock.
+    @usableFromInline let observers: ObserverList<Value>
+
+    /// Holds bindings into this object (see ``BindingOwner``); disposed when it is deallocated.
+    public let bag = DisposeBag()
 
     public init(_ value: Value) {
-        storage = Locked(value)
+        observers = ObserverList(current: value)
     }
 
     /// The current value. Setting it notifies every observer.
     public var value: Value {
-        get { storage.withLock { $0 } }
+        get { observers.current! }
         set { set(newValue) }
     }
 
     /// Stores `newValue` and sends it to the observers.
     @inlinable
     public func set(_ newValue: Value) {
-        storage.withLock { $0 = newValue }
-        observers.send(newValue)
+        observers.storeAndSend(newValue)
     }
 
     /// Stores `newValue` without telling the observers.
     public func silentUpdate(_ newValue: Value) {
-        storage.withLock { $0 = newValue }
+        observers.state.withLock { $0.current = newValue }
     }
 
     /// Sends the current value and then every later value to `observer`.
+    ///
+    /// The observer is registered and the current value read in one step, so no write falls
+    /// between them. A write racing on another thread may reach the observer before this initial
+    /// value does.
     @discardableResult
+    @inlinable
     public func observe(with observer: @escaping (Event<Value>) -> Void) -> any Disposable {
-        // Register first, then read: a write that races with registration is delivered, at worst
-        // right after an initial value that already equals it.
-        guard let entry = observers.add(observer) else {
+        guard let (entry, current) = observers.addReadingCurrent(observer) else {
             observer(.completed)
             return NonDisposable.instance
         }
-        let current = storage.withLock { $0 }
-        if !entry.isDisposed { observer(.next(current)) }
+        if !entry.isDisposed { observer(.next(current!)) }
         return entry
     }
 
@@ -60,6 +66,8 @@ public final class Property<Value>: SignalProtocol, @unchecked Sendable {
 }
 
 /// A read-only view of a ``Property``: observable, but only its owner can write.
+///
+/// It keeps the ordering and thread guarantees of ``Property`` and holds the property strongly.
 public struct AnyProperty<Value>: SignalProtocol, @unchecked Sendable {
     // Sendable: it only forwards to a Property, which is thread-safe.
     private let base: Property<Value>
