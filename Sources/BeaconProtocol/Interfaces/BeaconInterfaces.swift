@@ -1,0 +1,246 @@
+/// The varlink interface descriptions (IDL) of the Beacon bus.
+///
+/// These texts are what `org.varlink.service.GetInterfaceDescription` returns, and they are the reference for
+/// clients in any language. The daemon serves ``BeaconInterfaces/all``.
+public enum BeaconInterfaces {
+    /// Errors shared by every Beacon interface.
+    public static let common = """
+        # Errors shared by every Beacon interface.
+        #
+        # Interface-specific errors live in their interface (io.beacon.Properties.KeyNotFound, ...).
+        # The standard org.varlink.service errors (InterfaceNotFound, MethodNotFound, InvalidParameter,
+        # ExpectedMore) are used with their standard meaning. Connections of users the daemon does not serve,
+        # and connections beyond limits.maxConnectionsPerUid, are closed without a message.
+        interface io.beacon
+
+        # The peer sent something that is not a valid varlink message: not UTF-8, not JSON, nested deeper
+        # than the configured JSON depth, larger than the configured message size, not an object, or
+        # without a "method". Also sent when a call arrives while a streamed call is still running on the
+        # same connection (only oneway calls may be interleaved with a stream). The daemon closes the
+        # connection after sending it.
+        error ProtocolError (reason: string)
+
+        # A limit of the daemon's configuration was reached. `limit` names the configuration key (for example
+        # "maxPatterns", "maxValueSize"), `maximum` is its configured value.
+        error LimitExceeded (limit: string, maximum: int)
+        """
+
+    /// `io.beacon.Properties`: observable key-path properties.
+    public static let properties = """
+        # Observable key-path properties.
+        #
+        # A key is a path of dot-separated segments made of letters, digits, "_" and "-", for example
+        # "power.battery.level". A pattern is a key whose segments may also be "*" (exactly one segment) or,
+        # as the last segment only, "**" (one or more segments): "power.**" matches "power.ac" and
+        # "power.battery.level" but not "power" itself; a lone "**" matches every key.
+        #
+        # A value is any JSON value, bounded in size and nesting by the daemon's configuration.
+        # Every change (set or deletion) takes the next number of one daemon-wide version counter, so
+        # versions order all changes of all keys.
+        #
+        # Keys below lifecycle, session, system and daemon are reserved: clients can read and watch them,
+        # but Set and Unset fail with ReadOnly.
+        interface io.beacon.Properties
+
+        # The credentials of the connection that made a change (SO_PEERCRED).
+        type Origin (
+            uid: int,
+            pid: int,
+            # Process name from /proc/PID/comm; absent when it could not be read.
+            command: ?string
+        )
+
+        # A property as stored.
+        type Property (
+            key: string,
+            value: object,
+            # The version of the change that set the current value.
+            version: int,
+            # Time of that change, in microseconds since the Unix epoch.
+            modifiedUsec: int,
+            # True when the property is removed when the connection that set it closes.
+            ephemeral: bool,
+            origin: Origin
+        )
+
+        # One change of one key, as delivered by Watch.
+        type Change (
+            key: string,
+            # The new value; absent when the key was deleted.
+            value: ?object,
+            # The previous value, only when Watch was called with old set to true; absent when the key did not
+            # exist before, and in replayed and initial changes.
+            old: ?object,
+            version: int,
+            # True when the key was deleted by Unset or by its ephemeral owner going away.
+            deleted: bool,
+            # Who made the change.
+            origin: Origin
+        )
+
+        # Returns the property stored under a key.
+        method Get(key: string) -> (property: Property)
+
+        # Stores a value under a key and returns the version of the change.
+        #
+        # ifVersion makes the call a compare-and-set: the value is stored only when the key's current
+        # version equals ifVersion, where 0 means the key must not exist. Otherwise VersionMismatch.
+        # ephemeral, default false, ties the property to this connection: when the connection closes, the
+        # property is deleted, with a change event. A persistent Set is answered only after the value has
+        # been committed to the store.
+        method Set(key: string, value: object, ifVersion: ?int, ephemeral: ?bool) -> (version: int)
+
+        # Deletes a key and returns the version of the deletion. ifVersion works as in Set.
+        method Unset(key: string, ifVersion: ?int) -> (version: int)
+
+        # Lists the properties whose key is prefix or lies below it, sorted by key. An absent or empty
+        # prefix lists every property. version is the daemon's current version.
+        method List(prefix: ?string) -> (properties: []Property, version: int)
+
+        # Streams changes of the keys that match any of patterns. Requires "more": true.
+        #
+        # The first reply is sent as soon as the subscription is registered: no change after it is missed.
+        # It carries version, the daemon's current version, and in changes:
+        #   - with since: every key changed after that version, deletions included, each once with its
+        #     latest state, in version order (a client that stored the last version it saw reconnects with
+        #     since set to it and misses nothing). When since is older than the deletion history the daemon
+        #     keeps, resync is true and changes holds every current value instead: the client then drops
+        #     every key it knows that is not in it;
+        #   - else with initial set to true: the current value of every matching key, in version order;
+        #   - else nothing (an empty list).
+        # Every later reply carries one or more changes in version order; version is then the version of
+        # the last change. A client that reads too slowly gets changes of the same key coalesced into one
+        # (the latest value wins, old keeps the earliest old value); overflow then counts the changes merged
+        # away since its previous reply.
+        method Watch(patterns: []string, initial: ?bool, old: ?bool, since: ?int) -> (
+            changes: []Change,
+            version: int,
+            resync: ?bool,
+            overflow: ?int
+        )
+
+        # No property is stored under key.
+        error KeyNotFound (key: string)
+
+        # ifVersion did not match: actual is the key's current version, 0 when the key does not exist.
+        error VersionMismatch (key: string, expected: int, actual: int)
+
+        # The key lies below a reserved prefix (lifecycle, session, system, daemon).
+        error ReadOnly (key: string)
+
+        # The key is not a valid key path, or is longer or deeper than the configured limits.
+        error InvalidKey (key: string, reason: string)
+
+        # The pattern is not a valid key pattern.
+        error InvalidPattern (pattern: string, reason: string)
+
+        # The encoded value is larger than the configured limit, both in bytes.
+        error ValueTooLarge (key: string, size: int, limit: int)
+        """
+
+    /// `io.beacon.Notifications`: a notification bus with NotificationCenter semantics.
+    public static let notifications = """
+        # A notification bus.
+        #
+        # Notification names follow the key syntax of io.beacon.Properties ("app.document.saved"), and
+        # Observe takes the same patterns. A notification reaches the observers connected when it is posted,
+        # at most once, in the order each sender posted. Nothing is stored: state that a late observer
+        # needs belongs in a property. Names below lifecycle, session, system and daemon are posted by the
+        # daemon only.
+        interface io.beacon.Notifications
+
+        # The credentials of the connection that posted (SO_PEERCRED).
+        type Origin (
+            uid: int,
+            pid: int,
+            # Process name from /proc/PID/comm; absent when it could not be read.
+            command: ?string
+        )
+
+        type Notification (
+            name: string,
+            userInfo: ?object,
+            # Daemon-wide number of the notification, increasing by one per post.
+            sequence: int,
+            origin: Origin
+        )
+
+        # Posts a notification to the current observers and returns its sequence number. May be called
+        # with "oneway": true, also on a connection that is running a streamed call. A userInfo larger than
+        # the configured value size fails with io.beacon.LimitExceeded (limit "maxValueSize").
+        method Post(name: string, userInfo: ?object) -> (sequence: int)
+
+        # Streams the notifications whose name matches any of patterns. Requires "more": true.
+        #
+        # The first reply is sent as soon as the subscription is registered, with an empty list and
+        # sequence, the sequence number of the last notification posted before it: every notification
+        # after it is delivered. Every later reply carries one or more notifications in order; sequence is
+        # then the one of the last. When the client reads too slowly, notifications beyond its queue are
+        # dropped and overflow counts them in the next reply.
+        method Observe(patterns: []string) -> (notifications: []Notification, sequence: int, overflow: ?int)
+
+        # The name is not a valid name or lies below a reserved prefix.
+        error InvalidName (name: string, reason: string)
+
+        # The pattern is not a valid pattern.
+        error InvalidPattern (pattern: string, reason: string)
+        """
+
+    /// `io.beacon.Daemon`: the daemon's own state.
+    public static let daemon = """
+        # The state of the daemon.
+        interface io.beacon.Daemon
+
+        type DaemonStatus (
+            # Software version of beacond.
+            software: string,
+            pid: int,
+            uid: int,
+            startedUsec: int,
+            # The address the daemon listens on, for example "unix:/run/user/1000/beacon.sock".
+            address: string,
+            # Path of the SQLite store.
+            store: string,
+            # Connected clients and active Watch and Observe calls.
+            clients: int,
+            subscriptions: int,
+            # Number of stored properties, the current property version and the last notification sequence.
+            properties: int,
+            version: int,
+            sequence: int,
+            # State of the lifecycle bridge to logind, for example "active" or "unavailable: no system bus";
+            # absent when the bridge is not part of this daemon.
+            lifecycle: ?string
+        )
+
+        type Client (
+            # Connection number, unique for the daemon's lifetime.
+            id: int,
+            uid: int,
+            pid: int,
+            command: ?string,
+            connectedUsec: int,
+            # The streamed method running on the connection (io.beacon.Properties.Watch or
+            # io.beacon.Notifications.Observe) and its patterns.
+            stream: ?string,
+            patterns: []string,
+            # Bytes written to the connection and not yet taken by the peer.
+            queuedBytes: int,
+            # Ephemeral properties owned by the connection.
+            ephemeral: int
+        )
+
+        method Status() -> (status: DaemonStatus)
+
+        # Lists the connected clients, ordered by id.
+        method Clients() -> (clients: []Client)
+        """
+
+    /// Every Beacon interface description, by name. `org.varlink.service` is described by the varlink layer.
+    public static let all: [(name: String, description: String)] = [
+        ("io.beacon", common),
+        ("io.beacon.Properties", properties),
+        ("io.beacon.Notifications", notifications),
+        ("io.beacon.Daemon", daemon),
+    ]
+}

@@ -1,0 +1,632 @@
+/// An iterative JSON parser over a contiguous byte buffer.
+///
+/// Nesting is tracked on heap-allocated stacks rather than the call stack, so hostile input such as
+/// `[[[[…` can only ever cost ``JSONLimits/maxDepth`` frames before it is rejected.
+struct JSONParser {
+    private struct Frame {
+        var isObject: Bool
+        var valueStart: Int
+        var keyStart: Int
+    }
+
+    private let base: UnsafePointer<UInt8>
+    private let end: Int
+    private let maxDepth: Int
+    private(set) var position: Int = 0
+    private var frames: [Frame] = []
+    private var pendingValues: [JSONValue] = []
+    private var pendingKeys: [String] = []
+    private var scratch: [UInt8] = []
+
+    init(base: UnsafePointer<UInt8>, count: Int, maxDepth: Int) {
+        self.base = base
+        self.end = count
+        self.maxDepth = min(maxDepth, JSONLimits.maximumDepth)
+    }
+
+    /// A parser over `bytes`, which must stay valid while the parser is used, after checking the size limit.
+    init(_ bytes: UnsafeRawBufferPointer, limits: JSONLimits) throws(JSONError) {
+        guard bytes.count <= limits.maxBytes else {
+            throw JSONError(
+                kind: .tooLarge, offset: limits.maxBytes,
+                reason: "input of \(bytes.count) bytes exceeds the limit of \(limits.maxBytes) bytes")
+        }
+        guard let raw = bytes.baseAddress, bytes.count > 0 else {
+            throw JSONError(kind: .unexpectedEnd, offset: 0, reason: "empty input")
+        }
+        self.init(base: raw.assumingMemoryBound(to: UInt8.self), count: bytes.count, maxDepth: limits.maxDepth)
+    }
+
+    // MARK: - Documents
+
+    /// Parses one value and requires that only whitespace follows it.
+    mutating func parseDocument() throws(JSONError) -> JSONValue {
+        let value = try parseValue(depth: 0)
+        try expectEnd()
+        return value
+    }
+
+    /// Requires that only whitespace remains.
+    mutating func expectEnd() throws(JSONError) {
+        skipWhitespace()
+        if position < end {
+            throw JSONError(
+                kind: .trailingData, offset: position,
+                reason: "unexpected \(describeByte(at: position)) after the end of the value")
+        }
+    }
+
+    // MARK: - Low-level access used by message parsers
+
+    mutating func skipWhitespace() {
+        while position < end {
+            let byte = base[position]
+            guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
+            position += 1
+        }
+    }
+
+    /// Skips whitespace and returns the next byte without consuming it.
+    mutating func peekSignificant() throws(JSONError) -> UInt8 {
+        skipWhitespace()
+        guard position < end else {
+            throw JSONError(kind: .unexpectedEnd, offset: position, reason: "unexpected end of input")
+        }
+        return base[position]
+    }
+
+    /// Skips whitespace and consumes `byte`, or throws naming `what` was expected.
+    mutating func expect(_ byte: UInt8, _ what: StaticString) throws(JSONError) {
+        let next = try peekSignificant()
+        guard next == byte else { throw unexpected(at: position, expected: what) }
+        position += 1
+    }
+
+    // MARK: - Values
+
+    /// Limits up to this depth are parsed by bounded recursion (at most this many small stack frames), deeper
+    /// ones with explicit heap stacks.
+    static let recursionLimit = 100
+
+    /// Parses one complete value starting at the next significant byte. `depth` is the nesting depth of the
+    /// container the value sits in (0 at top level).
+    mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
+        if maxDepth <= JSONParser.recursionLimit {
+            return try parseValueRecursively(depth: depth)
+        }
+        return try parseValueIteratively(depth: depth)
+    }
+
+    /// The recursive parser: the recursion depth is bounded by `maxDepth`, which is at most ``recursionLimit``.
+    mutating func parseValueRecursively(depth: Int) throws(JSONError) -> JSONValue {
+        let byte = try peekSignificant()
+        switch byte {
+        case UInt8(ascii: "{"):
+            try checkDepth(depth + 1)
+            position += 1
+            if try peekSignificant() == UInt8(ascii: "}") {
+                position += 1
+                return .object([:])
+            }
+            var members = [String: JSONValue](minimumCapacity: 3)
+            while true {
+                let name = try parseMemberName()
+                members[name] = try parseValueRecursively(depth: depth + 1)
+                let next = try peekSignificant()
+                position += 1
+                if next == UInt8(ascii: ",") { continue }
+                guard next == UInt8(ascii: "}") else {
+                    position -= 1
+                    throw unexpected(at: position, expected: "',' or '}'")
+                }
+                return .object(members)
+            }
+        case UInt8(ascii: "["):
+            try checkDepth(depth + 1)
+            position += 1
+            if try peekSignificant() == UInt8(ascii: "]") {
+                position += 1
+                return .array([])
+            }
+            var elements: [JSONValue] = []
+            while true {
+                elements.append(try parseValueRecursively(depth: depth + 1))
+                let next = try peekSignificant()
+                position += 1
+                if next == UInt8(ascii: ",") { continue }
+                guard next == UInt8(ascii: "]") else {
+                    position -= 1
+                    throw unexpected(at: position, expected: "',' or ']'")
+                }
+                return .array(elements)
+            }
+        default:
+            return try parseScalar(byte)
+        }
+    }
+
+    /// Parses a value that is not an array or object; `byte` is its first byte, at `position`.
+    private mutating func parseScalar(_ byte: UInt8) throws(JSONError) -> JSONValue {
+        switch byte {
+        case UInt8(ascii: "\""):
+            return .string(try parseString())
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return try parseNumber()
+        case UInt8(ascii: "N"), UInt8(ascii: "I"):
+            throw JSONError(kind: .invalidNumber, offset: position, reason: "NaN and Infinity are not JSON numbers")
+        default:
+            throw unexpected(at: position, expected: "a value")
+        }
+    }
+
+    /// The iterative parser, for limits above ``recursionLimit``: nesting lives on heap stacks.
+    mutating func parseValueIteratively(depth outerDepth: Int) throws(JSONError) -> JSONValue {
+        let baseFrame = frames.count
+        let baseValues = pendingValues.count
+        let baseKeys = pendingKeys.count
+        defer {
+            // Only reached with leftovers on error; a successful parse pops everything it pushed.
+            if frames.count > baseFrame { frames.removeSubrange(baseFrame...) }
+            if pendingValues.count > baseValues { pendingValues.removeSubrange(baseValues...) }
+            if pendingKeys.count > baseKeys { pendingKeys.removeSubrange(baseKeys...) }
+        }
+
+        valueLoop: while true {
+            let byte = try peekSignificant()
+            var value: JSONValue
+            switch byte {
+            case UInt8(ascii: "{"):
+                try checkDepth(outerDepth + frames.count - baseFrame + 1)
+                position += 1
+                if try peekSignificant() == UInt8(ascii: "}") {
+                    position += 1
+                    value = .object([:])
+                } else {
+                    frames.append(Frame(isObject: true, valueStart: pendingValues.count, keyStart: pendingKeys.count))
+                    pendingKeys.append(try parseMemberName())
+                    continue valueLoop
+                }
+            case UInt8(ascii: "["):
+                try checkDepth(outerDepth + frames.count - baseFrame + 1)
+                position += 1
+                if try peekSignificant() == UInt8(ascii: "]") {
+                    position += 1
+                    value = .array([])
+                } else {
+                    frames.append(Frame(isObject: false, valueStart: pendingValues.count, keyStart: pendingKeys.count))
+                    continue valueLoop
+                }
+            default:
+                value = try parseScalar(byte)
+            }
+
+            // A value is complete: attach it to the enclosing containers, closing as many as end here.
+            while frames.count > baseFrame {
+                pendingValues.append(value)
+                let frame = frames[frames.count - 1]
+                let next = try peekSignificant()
+                if frame.isObject {
+                    if next == UInt8(ascii: ",") {
+                        position += 1
+                        pendingKeys.append(try parseMemberName())
+                        continue valueLoop
+                    }
+                    guard next == UInt8(ascii: "}") else { throw unexpected(at: position, expected: "',' or '}'") }
+                    position += 1
+                    var members: [String: JSONValue] = [:]
+                    let count = pendingValues.count - frame.valueStart
+                    members.reserveCapacity(count)
+                    for index in 0..<count {
+                        members[pendingKeys[frame.keyStart + index]] = pendingValues[frame.valueStart + index]
+                    }
+                    pendingValues.removeSubrange(frame.valueStart...)
+                    pendingKeys.removeSubrange(frame.keyStart...)
+                    frames.removeLast()
+                    value = .object(members)
+                } else {
+                    if next == UInt8(ascii: ",") {
+                        position += 1
+                        continue valueLoop
+                    }
+                    guard next == UInt8(ascii: "]") else { throw unexpected(at: position, expected: "',' or ']'") }
+                    position += 1
+                    let elements = Array(pendingValues[frame.valueStart...])
+                    pendingValues.removeSubrange(frame.valueStart...)
+                    frames.removeLast()
+                    value = .array(elements)
+                }
+            }
+            return value
+        }
+    }
+
+    private func checkDepth(_ depth: Int) throws(JSONError) {
+        if depth > maxDepth {
+            throw JSONError(
+                kind: .tooDeep, offset: position, reason: "nesting deeper than the limit of \(maxDepth) levels")
+        }
+    }
+
+    /// Parses `"name" :` inside an object.
+    mutating func parseMemberName() throws(JSONError) -> String {
+        guard try peekSignificant() == UInt8(ascii: "\"") else {
+            throw unexpected(at: position, expected: "a member name string")
+        }
+        let name = try parseString()
+        try expect(UInt8(ascii: ":"), "':'")
+        return name
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
+        let count = literal.utf8CodeUnitCount
+        let start = literal.utf8Start
+        for index in 0..<count {
+            guard position + index < end else {
+                throw JSONError(kind: .unexpectedEnd, offset: position + index, reason: "input ends inside \(literal)")
+            }
+            guard base[position + index] == start[index] else {
+                throw unexpected(at: position + index, expected: literal)
+            }
+        }
+        position += count
+    }
+
+    // MARK: - Strings
+
+    /// Parses a string; `position` is at the opening quote.
+    mutating func parseString() throws(JSONError) -> String {
+        let start = position + 1
+        var index = start
+        // Fast path: no escapes. Multi-byte sequences are validated in place.
+        while index < end {
+            if index &+ 8 <= end
+                && !SWAR.needsAttention(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            {
+                index &+= 8
+                continue
+            }
+            let byte = base[index]
+            if byte == UInt8(ascii: "\"") {
+                position = index + 1
+                return String(decoding: UnsafeBufferPointer(start: base + start, count: index - start), as: UTF8.self)
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            if byte >= 0x80 {
+                index = try endOfUTF8Sequence(at: index)
+            } else {
+                index += 1
+            }
+        }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: UnsafeBufferPointer(start: base + start, count: index - start))
+        while true {
+            guard index < end else {
+                throw JSONError(kind: .unexpectedEnd, offset: index, reason: "unterminated string")
+            }
+            let byte = base[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                position = index + 1
+                return String(decoding: scratch, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                index = try parseEscape(at: index)
+            case 0..<0x20:
+                throw JSONError(
+                    kind: .controlCharacter, offset: index,
+                    reason: "unescaped control character \(hex(byte)) in a string")
+            case 0x80...:
+                let next = try endOfUTF8Sequence(at: index)
+                scratch.append(contentsOf: UnsafeBufferPointer(start: base + index, count: next - index))
+                index = next
+            default:
+                scratch.append(byte)
+                index += 1
+            }
+        }
+    }
+
+    /// Decodes the escape at `index` (a backslash) into `scratch`; returns the index after it.
+    private mutating func parseEscape(at index: Int) throws(JSONError) -> Int {
+        guard index + 1 < end else {
+            throw JSONError(kind: .unexpectedEnd, offset: index, reason: "input ends inside an escape")
+        }
+        let decoded: UInt8
+        switch base[index + 1] {
+        case UInt8(ascii: "\""): decoded = 0x22
+        case UInt8(ascii: "\\"): decoded = 0x5C
+        case UInt8(ascii: "/"): decoded = 0x2F
+        case UInt8(ascii: "b"): decoded = 0x08
+        case UInt8(ascii: "f"): decoded = 0x0C
+        case UInt8(ascii: "n"): decoded = 0x0A
+        case UInt8(ascii: "r"): decoded = 0x0D
+        case UInt8(ascii: "t"): decoded = 0x09
+        case UInt8(ascii: "u"):
+            var scalar = try parseHex4(at: index + 2)
+            var next = index + 6
+            if scalar >= 0xD800 && scalar <= 0xDBFF {
+                guard next + 1 < end, base[next] == UInt8(ascii: "\\"), base[next + 1] == UInt8(ascii: "u") else {
+                    throw JSONError(
+                        kind: .invalidUTF8, offset: index,
+                        reason: "high surrogate \\u\(hex16(scalar)) without a low one")
+                }
+                let low = try parseHex4(at: next + 2)
+                guard low >= 0xDC00 && low <= 0xDFFF else {
+                    throw JSONError(
+                        kind: .invalidUTF8, offset: next,
+                        reason: "high surrogate \\u\(hex16(scalar)) followed by \\u\(hex16(low)), not a low surrogate")
+                }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                next += 6
+            } else if scalar >= 0xDC00 && scalar <= 0xDFFF {
+                throw JSONError(
+                    kind: .invalidUTF8, offset: index, reason: "lone low surrogate \\u\(hex16(scalar))")
+            }
+            appendUTF8(scalar)
+            return next
+        default:
+            throw JSONError(
+                kind: .invalidEscape, offset: index, reason: "unknown escape \\\(describeByte(at: index + 1))")
+        }
+        scratch.append(decoded)
+        return index + 2
+    }
+
+    private func parseHex4(at index: Int) throws(JSONError) -> UInt32 {
+        var value: UInt32 = 0
+        for offset in 0..<4 {
+            guard index + offset < end else {
+                throw JSONError(kind: .unexpectedEnd, offset: index + offset, reason: "input ends inside a \\u escape")
+            }
+            let byte = base[index + offset]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default:
+                throw JSONError(
+                    kind: .invalidEscape, offset: index + offset,
+                    reason: "\\u escape needs four hex digits, found \(describeByte(at: index + offset))")
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
+    private mutating func appendUTF8(_ scalar: UInt32) {
+        switch scalar {
+        case 0..<0x80:
+            scratch.append(UInt8(scalar))
+        case 0x80..<0x800:
+            scratch.append(UInt8(0xC0 | scalar >> 6))
+            scratch.append(UInt8(0x80 | scalar & 0x3F))
+        case 0x800..<0x10000:
+            scratch.append(UInt8(0xE0 | scalar >> 12))
+            scratch.append(UInt8(0x80 | (scalar >> 6) & 0x3F))
+            scratch.append(UInt8(0x80 | scalar & 0x3F))
+        default:
+            scratch.append(UInt8(0xF0 | scalar >> 18))
+            scratch.append(UInt8(0x80 | (scalar >> 12) & 0x3F))
+            scratch.append(UInt8(0x80 | (scalar >> 6) & 0x3F))
+            scratch.append(UInt8(0x80 | scalar & 0x3F))
+        }
+    }
+
+    /// Validates the multi-byte UTF-8 sequence starting at `index` and returns the index after it.
+    func endOfUTF8Sequence(at index: Int) throws(JSONError) -> Int {
+        let lead = base[index]
+        let length: Int
+        var secondLow: UInt8 = 0x80
+        var secondHigh: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0:
+            length = 3
+            secondLow = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED:
+            length = 3
+            secondHigh = 0x9F
+        case 0xF0:
+            length = 4
+            secondLow = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4:
+            length = 4
+            secondHigh = 0x8F
+        default:
+            throw JSONError(kind: .invalidUTF8, offset: index, reason: "invalid UTF-8 lead byte \(hex(lead))")
+        }
+        guard index + length <= end else {
+            throw JSONError(kind: .invalidUTF8, offset: index, reason: "truncated UTF-8 sequence")
+        }
+        let second = base[index + 1]
+        guard second >= secondLow && second <= secondHigh else {
+            throw JSONError(
+                kind: .invalidUTF8, offset: index + 1,
+                reason: "invalid UTF-8 continuation byte \(hex(second)) after \(hex(lead))")
+        }
+        var offset = 2
+        while offset < length {
+            let byte = base[index + offset]
+            guard byte & 0xC0 == 0x80 else {
+                throw JSONError(
+                    kind: .invalidUTF8, offset: index + offset, reason: "invalid UTF-8 continuation byte \(hex(byte))")
+            }
+            offset += 1
+        }
+        return index + length
+    }
+
+    // MARK: - Numbers
+
+    private mutating func parseNumber() throws(JSONError) -> JSONValue {
+        let start = position
+        var index = position
+        let negative = base[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        guard index < end, isDigit(base[index]) else {
+            throw JSONError(kind: .invalidNumber, offset: index, reason: "expected a digit after '-'")
+        }
+        // Accumulate negatively so that Int64.min fits.
+        var accumulator: Int64 = 0
+        var overflow = false
+        if base[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < end && isDigit(base[index]) {
+                throw JSONError(kind: .invalidNumber, offset: start, reason: "leading zeros are not allowed")
+            }
+        } else {
+            while index < end && isDigit(base[index]) {
+                if !overflow {
+                    let (shifted, overflow1) = accumulator.multipliedReportingOverflow(by: 10)
+                    let (sum, overflow2) = shifted.subtractingReportingOverflow(Int64(base[index] &- 0x30))
+                    if overflow1 || overflow2 { overflow = true } else { accumulator = sum }
+                }
+                index += 1
+            }
+        }
+        var isInteger = true
+        if index < end && base[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard index < end, isDigit(base[index]) else {
+                throw JSONError(kind: .invalidNumber, offset: index, reason: "expected a digit after '.'")
+            }
+            while index < end && isDigit(base[index]) { index += 1 }
+        }
+        if index < end && (base[index] == UInt8(ascii: "e") || base[index] == UInt8(ascii: "E")) {
+            isInteger = false
+            index += 1
+            if index < end && (base[index] == UInt8(ascii: "+") || base[index] == UInt8(ascii: "-")) { index += 1 }
+            guard index < end, isDigit(base[index]) else {
+                throw JSONError(kind: .invalidNumber, offset: index, reason: "expected a digit in the exponent")
+            }
+            while index < end && isDigit(base[index]) { index += 1 }
+        }
+        position = index
+        if isInteger && !overflow {
+            if negative { return .int(accumulator) }
+            if accumulator != .min { return .int(-accumulator) }
+        }
+        let text = String(decoding: UnsafeBufferPointer(start: base + start, count: index - start), as: UTF8.self)
+        guard let number = Double(text), number.isFinite else {
+            throw JSONError(kind: .invalidNumber, offset: start, reason: "number out of range")
+        }
+        return .double(number)
+    }
+
+    @inline(__always)
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte &- UInt8(ascii: "0") < 10
+    }
+
+    // MARK: - Diagnostics
+
+    func unexpected(at index: Int, expected: StaticString) -> JSONError {
+        guard index < end else {
+            return JSONError(kind: .unexpectedEnd, offset: index, reason: "input ends where \(expected) was expected")
+        }
+        if base[index] >= 0x80 {
+            do {
+                _ = try endOfUTF8Sequence(at: index)
+            } catch {
+                return error
+            }
+        }
+        return JSONError(kind: .syntax, offset: index, reason: "expected \(expected), found \(describeByte(at: index))")
+    }
+
+    private func describeByte(at index: Int) -> String {
+        guard index < end else { return "end of input" }
+        let byte = base[index]
+        if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        return "byte \(hex(byte))"
+    }
+}
+
+private func hex(_ byte: UInt8) -> String {
+    let digits = Array("0123456789ABCDEF".utf8)
+    return "0x" + String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
+}
+
+private func hex16(_ value: UInt32) -> String {
+    let digits = Array("0123456789ABCDEF".utf8)
+    var bytes: [UInt8] = []
+    for shift in stride(from: 12, through: 0, by: -4) { bytes.append(digits[Int((value >> UInt32(shift)) & 0xF)]) }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+extension JSONParser {
+    /// Consumes the `{` of an object whose members sit at `depth` + 1.
+    mutating func beginObject(depth: Int) throws(JSONError) {
+        guard try peekSignificant() == UInt8(ascii: "{") else {
+            throw unexpected(at: position, expected: "an object")
+        }
+        try checkDepth(depth + 1)
+        position += 1
+    }
+
+    /// A member name, kept as the input bytes when it is plain ASCII without escapes.
+    struct MemberName {
+        fileprivate var raw: UnsafeBufferPointer<UInt8>?
+        fileprivate var decoded: String?
+
+        /// Whether the name is `literal`.
+        func `is`(_ literal: StaticString) -> Bool {
+            let count = literal.utf8CodeUnitCount
+            if let raw {
+                guard raw.count == count else { return false }
+                let expected = literal.utf8Start
+                for index in 0..<count where raw[index] != expected[index] { return false }
+                return true
+            }
+            let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
+            return decoded.map { $0.utf8.elementsEqual(expected) } ?? false
+        }
+    }
+
+    /// The next member name of an object opened with ``beginObject(depth:)`` (the caller then parses the value),
+    /// or `nil` after the closing `}`. `first` must be `true` for the first call and is updated.
+    mutating func nextMemberName(first: inout Bool) throws(JSONError) -> MemberName? {
+        let next = try peekSignificant()
+        if first {
+            first = false
+            if next == UInt8(ascii: "}") {
+                position += 1
+                return nil
+            }
+        } else if next == UInt8(ascii: ",") {
+            position += 1
+        } else {
+            guard next == UInt8(ascii: "}") else { throw unexpected(at: position, expected: "',' or '}'") }
+            position += 1
+            return nil
+        }
+        guard try peekSignificant() == UInt8(ascii: "\"") else {
+            throw unexpected(at: position, expected: "a member name string")
+        }
+        let start = position + 1
+        var index = start
+        while index < end {
+            let byte = base[index]
+            if byte == UInt8(ascii: "\"") {
+                position = index + 1
+                try expect(UInt8(ascii: ":"), "':'")
+                return MemberName(raw: UnsafeBufferPointer(start: base + start, count: index - start), decoded: nil)
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+            index += 1
+        }
+        return MemberName(raw: nil, decoded: try parseMemberName())
+    }
+}

@@ -1,0 +1,57 @@
+/// A varlink error: a fully qualified name and its parameters, as carried by an error reply.
+public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The qualified error name, e.g. `org.varlink.service.MethodNotFound`.
+    public var name: String
+    /// The error's parameters.
+    public var parameters: [String: JSONValue]
+
+    public init(name: String, parameters: [String: JSONValue] = [:]) {
+        self.name = name
+        self.parameters = parameters
+    }
+
+    public var description: String {
+        parameters.isEmpty ? name : "\(name) \(JSONValue.object(parameters).jsonString)"
+    }
+
+    /// The name of the error ``protocolError(_:)`` produces.
+    public static let protocolErrorName = "io.beacon.ProtocolError"
+
+    /// `org.varlink.service.InterfaceNotFound` with `{"interface": …}`.
+    public static func interfaceNotFound(_ interface: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.InterfaceNotFound", parameters: ["interface": .string(interface)])
+    }
+
+    /// `org.varlink.service.MethodNotFound` with `{"method": …}`.
+    public static func methodNotFound(_ method: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.MethodNotFound", parameters: ["method": .string(method)])
+    }
+
+    /// `org.varlink.service.MethodNotImplemented` with `{"method": …}`.
+    public static func methodNotImplemented(_ method: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.MethodNotImplemented", parameters: ["method": .string(method)])
+    }
+
+    /// `org.varlink.service.InvalidParameter` with `{"parameter": …}`.
+    public static func invalidParameter(_ parameter: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.InvalidParameter", parameters: ["parameter": .string(parameter)])
+    }
+
+    /// `org.varlink.service.PermissionDenied`.
+    public static func permissionDenied() -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.PermissionDenied")
+    }
+
+    /// `org.varlink.service.ExpectedMore`: the method must be called with `"more": true`.
+    public static func expectedMore() -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.ExpectedMore")
+    }
+
+    /// `io.beacon.ProtocolError` with `{"reason": …}`: a message that is not a well-formed varlink message.
+    public static func protocolError(_ reason: String) -> VarlinkError {
+        VarlinkError(name: protocolErrorName, parameters: ["reason": .string(reason)])
+    }
+
+    /// Whether this is an ``protocolError(_:)``.
+    public var isProtocolError: Bool { name == VarlinkError.protocolErrorName }
+}

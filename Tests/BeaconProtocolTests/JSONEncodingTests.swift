@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+
+@testable import BeaconProtocol
+
+@Suite("JSON encoding")
+struct JSONEncodingTests {
+    @Test(arguments: [
+        (JSONValue.null, "null"),
+        (.bool(true), "true"),
+        (.bool(false), "false"),
+        (.int(0), "0"),
+        (.int(7), "7"),
+        (.int(-42), "-42"),
+        (.int(.max), "9223372036854775807"),
+        (.int(.min), "-9223372036854775808"),
+        (.double(1.5), "1.5"),
+        (.double(1), "1.0"),
+        (.double(-0.1), "-0.1"),
+        (.double(1e300), "1e+300"),
+        (.double(.leastNonzeroMagnitude), "5e-324"),
+        (.double(.nan), "null"),
+        (.double(.infinity), "null"),
+        (.string(""), #""""#),
+        (.string("a\"b\\c"), #""a\"b\\c""#),
+        (.string("\n\r\t\u{8}\u{C}"), #""\n\r\t\b\f""#),
+        (.string("\u{0}\u{1}\u{1F}\u{7F}"), "\"\\u0000\\u0001\\u001f\u{7F}\""),
+        (.string("é😀\u{2028}/"), "\"é😀\u{2028}/\""),
+        (.array([]), "[]"),
+        (.array([1, "x", nil]), #"[1,"x",null]"#),
+        (.object([:]), "{}"),
+        (.object(["k": ["n": [true]]]), #"{"k":{"n":[true]}}"#),
+    ])
+    func encodes(value: JSONValue, expected: String) {
+        #expect(value.jsonString == expected)
+        #expect(value.byteSize == expected.utf8.count)
+    }
+
+    @Test func roundTrips() throws {
+        let values: [JSONValue] = [
+            ["method": "io.beacon.Properties.Get", "parameters": ["key": "user.name"]],
+            [1, -1, 0.5, 1e-7, 123_456_789.125, .double(0.1 + 0.2), .double(-0.0), .int(.min), .int(.max)],
+            ["nested": [["a": [[], [:], nil]]], "s": "tab\tquote\"back\\slash\u{0}\u{10FFFF}"],
+        ]
+        for value in values {
+            var bytes: [UInt8] = []
+            value.encode(into: &bytes)
+            #expect(try JSONValue(parsing: bytes) == value)
+            #expect(value.byteSize == bytes.count)
+        }
+    }
+
+    /// Special characters at every position relative to the 8-byte blocks the scanners work in.
+    @Test func specialCharactersAtEveryPosition() throws {
+        let specials: [Character] = ["\"", "\\", "\u{0}", "\u{1F}", "\n", "é", "😀", "\u{7F}"]
+        for special in specials {
+            for length in 1...24 {
+                for position in 0..<length {
+                    var characters = Array(repeating: Character("a"), count: length)
+                    characters[position] = special
+                    let string = String(characters)
+                    var bytes: [UInt8] = []
+                    JSONValue.string(string).encode(into: &bytes)
+                    #expect(!bytes.contains { $0 < 0x20 })
+                    #expect(bytes.count == JSONValue.string(string).byteSize)
+                    #expect(try JSONValue(parsing: bytes) == .string(string))
+                }
+            }
+        }
+    }
+
+    @Test func doublesRoundTripExactly() throws {
+        var generator = SplitMix64(seed: 42)
+        for _ in 0..<2000 {
+            let number = Double(bitPattern: generator.next())
+            guard number.isFinite else { continue }
+            let parsed = try JSONValue(parsing: JSONValue.double(number).jsonString)
+            #expect(parsed.doubleValue == number)
+        }
+    }
+
+    @Test func appendsToExistingBuffer() {
+        var buffer: [UInt8] = [1, 2]
+        JSONValue.string("x").encode(into: &buffer)
+        #expect(buffer == [1, 2, 0x22, UInt8(ascii: "x"), 0x22])
+    }
+
+    @Test func codableBridge() throws {
+        struct Sample: Codable, Equatable {
+            var name: String
+            var count: Int
+            var ratio: Double
+            var tags: [String]
+            var child: [String: Bool]?
+        }
+        let sample = Sample(name: "n", count: 3, ratio: 0.5, tags: ["a"], child: ["x": true])
+        let value = try JSONValue(encoding: sample)
+        #expect(value["name"] == "n")
+        #expect(value["count"] == 3)
+        #expect(try value.decode(Sample.self) == sample)
+        let original: JSONValue = ["a": [1, 2.5, "s", nil, false]]
+        let data = try JSONEncoder().encode(original)
+        #expect(try JSONDecoder().decode(JSONValue.self, from: data) == ["a": [1, 2.5, "s", nil, false]])
+    }
+
+    /// Python's `json` module must decode our encoding of tricky strings to the same code points.
+    @Test(.enabled(if: pythonPath() != nil, "python3 is not on PATH"))
+    func pythonDecodesOurStrings() throws {
+        let strings: [String] = [
+            "plain",
+            "quote \" and backslash \\ and slash /",
+            "controls \u{0}\u{1}\u{8}\u{9}\u{A}\u{B}\u{C}\u{D}\u{1B}\u{1F}\u{7F}",
+            "emoji 😀👩‍👩‍👧 flags 🇫🇷",
+            "separators \u{2028} \u{2029} nbsp \u{A0} bom \u{FEFF}",
+            "astral \u{10000} \u{10FFFF} é 中文",
+            "",
+        ]
+        var input: [UInt8] = []
+        for string in strings {
+            JSONValue.array([.string(string)]).encode(into: &input)
+            input.append(UInt8(ascii: "\n"))
+        }
+        let script = """
+            import sys, json
+            for line in sys.stdin.buffer.read().decode('utf-8').split('\\n')[:-1]:
+                print(' '.join('%x' % ord(c) for c in json.loads(line)[0]))
+            """
+        let output = try runProcess(pythonPath()!, ["-c", script], input: input)
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.count == strings.count)
+        for (string, line) in zip(strings, lines) {
+            let expected = string.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " ")
+            #expect(String(line) == expected, "for \(string.debugDescription)")
+        }
+    }
+}
+
+func pythonPath() -> String? {
+    let candidates = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":")
+    for directory in candidates {
+        let path = "\(directory)/python3"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}
+
+func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let stdin = Pipe()
+    let stdout = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    try process.run()
+    stdin.fileHandleForWriting.write(Data(input))
+    try stdin.fileHandleForWriting.close()
+    let data = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    return String(decoding: data, as: UTF8.self)
+}
