@@ -1,0 +1,155 @@
+#!/bin/bash
+# Runs the bus anchors (../shared/anchors/bus/run.sh: Unix sockets, dbus-daemon, dbus-broker, Redis) and the same
+# tests against beacond (Benchmarks/Bus, beacon-bus-bench) in one invocation, then prints the anchors' table with
+# the beacond rows added, and the issue's goal ratios.
+#
+#   scripts/bus-bench.sh                   # REPS=3
+#   REPS=5 scripts/bus-bench.sh
+#   ANCHORS=/path/to/anchors/bus KEEP=1 scripts/bus-bench.sh
+#
+# Needs root (dbus-broker runs in a private mount namespace) and the Debian packages
+#   gcc pkg-config libsystemd-dev libhiredis-dev dbus-daemon dbus-broker redis-server redis-tools util-linux
+# which are installed with apt-get when a command is missing.
+#
+# beacond runs on a private socket with a temporary state directory and these non-default limits:
+#   BEACON_LIMITS_MAX_QUEUED_BYTES=268435456  (256 MiB per connection, so that a subscriber falling behind a
+#                                              pipelined publisher is counted, not coalesced; Redis's pub/sub
+#                                              buffer limit is 32 MiB)
+# The 10,000-subscriber test raises `ulimit -n` for the daemon and the client.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ANCHORS=${ANCHORS:-$(cd "$ROOT/../shared/anchors/bus" 2>/dev/null && pwd)}
+REPS=${REPS:-3}
+CONNS=${CONNS:-10000}
+WORK=$(mktemp -d /tmp/bus-bench.XXXXXX)
+RAW=$WORK/beacond-results.txt
+: >"$RAW"
+BD_PID=
+cleanup() {
+	[ -n "$BD_PID" ] && kill "$BD_PID" 2>/dev/null && wait "$BD_PID" 2>/dev/null
+	[ "${KEEP:-0}" = 1 ] && echo "work dir kept: $WORK" || rm -rf "$WORK"
+}
+trap cleanup EXIT
+die() { echo "bus-bench.sh: $*" >&2; exit 1; }
+[ -x "$ANCHORS/run.sh" ] || die "anchors not found (set ANCHORS=.../anchors/bus)"
+
+# ---------------------------------------------------------------- packages and builds
+need=
+for c in gcc:gcc pkg-config:pkg-config dbus-daemon:dbus-daemon dbus-broker:dbus-broker \
+	dbus-broker-launch:dbus-broker redis-server:redis-server redis-cli:redis-tools unshare:util-linux \
+	taskset:util-linux busctl:systemd systemd-socket-activate:systemd; do
+	command -v "${c%%:*}" >/dev/null || need="$need ${c#*:}"
+done
+pkg-config --exists libsystemd 2>/dev/null || need="$need libsystemd-dev"
+pkg-config --exists hiredis 2>/dev/null || need="$need libhiredis-dev"
+if [ -n "$need" ]; then
+	echo "# installing:$need"
+	apt-get install -y -q $need >"$WORK/apt.log" 2>&1 || die "apt-get install$need failed: $(tail -5 "$WORK/apt.log")"
+fi
+
+(cd "$ROOT" && swift build -c release --product beacond) >"$WORK/build.log" 2>&1 ||
+	die "beacond build failed: $(tail -20 "$WORK/build.log")"
+BEACOND=$(cd "$ROOT" && swift build -c release --show-bin-path)/beacond
+(cd "$ROOT/Benchmarks/Bus" && swift build -c release --product beacon-bus-bench) >>"$WORK/build.log" 2>&1 ||
+	die "bench build failed: $(tail -20 "$WORK/build.log")"
+BENCH=$(cd "$ROOT/Benchmarks/Bus" && swift build -c release --show-bin-path)/beacon-bus-bench
+
+# ---------------------------------------------------------------- beacond
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+SOCK=$WORK/run/beacon.sock
+mkdir -p "$WORK/run" "$WORK/state" "$WORK/config"
+env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
+	BEACON_ADDRESS="unix:$SOCK" BEACON_LIMITS_MAX_QUEUED_BYTES=268435456 BEACON_LOG_LEVEL=warning \
+	"$BEACOND" >"$WORK/beacond.log" 2>&1 &
+BD_PID=$!
+for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+[ -S "$SOCK" ] || die "beacond did not start: $(cat "$WORK/beacond.log")"
+sleep 0.2
+rss() { awk '/VmRSS/{print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+IDLE_RSS=$(rss "$BD_PID")
+
+rec() { "$@" 2>>"$WORK/errors.log" | grep '^RESULT' >>"$RAW" || echo "FAILED: $*" | tee -a "$WORK/errors.log" >&2; }
+tag_pinned() { sed 's/^\(RESULT|[^|]*|[^|]*\)|/\1 [all on cpu0]|/'; }
+rec_pinned() {
+	taskset -a -p -c 0 "$BD_PID" >/dev/null
+	taskset -c 0 "$@" 2>>"$WORK/errors.log" | grep '^RESULT' | tag_pinned >>"$RAW" ||
+		echo "FAILED (pinned): $*" | tee -a "$WORK/errors.log" >&2
+	taskset -a -p -c "0-$(($(nproc) - 1))" "$BD_PID" >/dev/null
+}
+
+beacond_rep() {
+	echo "RESULT|host|1-min loadavg at start of beacond repetition|load|$(cut -d' ' -f1 /proc/loadavg)" >>"$RAW"
+	rec "$BENCH" "$SOCK" get 20000
+	rec_pinned "$BENCH" "$SOCK" get 20000
+	rec "$BENCH" "$SOCK" notify 1 "${N1:-1000000}" 1000
+	rec "$BENCH" "$SOCK" notify 10 "${N10:-200000}" 1000
+	rec "$BENCH" "$SOCK" setwatch "${NSET:-10000}"
+}
+
+# ---------------------------------------------------------------- runs: beacond, anchors, beacond
+echo "# beacond $BEACOND (pid $BD_PID), bench $BENCH, reps=$REPS, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
+half=$(((REPS + 1) / 2))
+for rep in $(seq "$half"); do
+	echo "# beacond repetition $rep/$REPS ($(date +%T))" >&2
+	beacond_rep
+done
+REPS=$REPS KEEP=1 "$ANCHORS/run.sh" >"$WORK/anchors.out" 2>"$WORK/anchors.err" || die "anchors failed: $(tail "$WORK/anchors.err")"
+ANCHOR_WORK=$(sed -n 's/^work dir kept: //p' "$WORK/anchors.out")
+[ -s "$ANCHOR_WORK/results.txt" ] || die "anchors produced no results: $(tail "$WORK/anchors.out")"
+for rep in $(seq $((half + 1)) "$REPS"); do
+	echo "# beacond repetition $rep/$REPS ($(date +%T))" >&2
+	beacond_rep
+done
+echo "RESULT|beacond|RSS idle after start|KiB|$IDLE_RSS" >>"$RAW"
+rec "$BENCH" "$SOCK" conns "$CONNS" "$BD_PID"
+echo "RESULT|beacond|RSS after runs|KiB|$(rss "$BD_PID")" >>"$RAW"
+
+# ---------------------------------------------------------------- table and goals
+grep '^#' "$WORK/anchors.out" | grep -v '^# stderr'
+[ -s "$WORK/errors.log" ] && { echo "# beacond bench stderr:"; head -10 "$WORK/errors.log" | sed 's/^/#   /'; }
+cat "$ANCHOR_WORK/results.txt" "$RAW" >"$WORK/all.txt"
+rm -rf "$ANCHOR_WORK"
+echo
+/usr/bin/python3 "$ANCHORS/table.py" "$WORK/all.txt"
+echo
+/usr/bin/python3 - "$WORK/all.txt" "$CONNS" <<'EOF'
+import statistics, sys
+vals = {}
+for line in open(sys.argv[1]):
+    p = line.rstrip("\n").split("|")
+    if len(p) == 5 and p[0] == "RESULT":
+        vals.setdefault((p[1], p[2]), []).append(float(p[4]))
+def med(system, test):
+    v = vals.get((system, test))
+    return statistics.median(v) if v else None
+k = sys.argv[2]
+b11 = med("beacond", "Post 1->1 subs, delivered/s (sum at subscribers), oneway pipeline 1000")
+b110 = med("beacond", "Post 1->10 subs, delivered/s (sum at subscribers), oneway pipeline 1000")
+r11 = med("redis", "PUBLISH 1->1 subs, delivered/s (sum at subscribers), pipeline 1000")
+r110 = med("redis", "PUBLISH 1->10 subs, delivered/s (sum at subscribers), pipeline 1000")
+d11 = med("dbus-broker", "signal 1->1 subs, delivered/s (sum at subscribers)")
+bget = med("beacond", "Get rtt 64B value p50 [all on cpu0]")
+rping = med("redis", "PING rtt p50 [all on cpu0]")
+bset = med("beacond", "Set -> Watch changes received/s by 1 watcher")
+dset = med("dbus-broker", "PropertiesChanged received/s by 1 watcher")
+kib = med("beacond", f"RSS growth per Observe subscriber ({k} held)")
+lost = sum(med("beacond", t) or 0 for t in ("Post 1->1 subs, lost", "Post 1->10 subs, lost"))
+def ratio(a, b):
+    return a / b if a is not None and b else None
+rows = [
+    ("notifications 1->1, beacond / Redis PUBLISH", ratio(b11, r11), ">=", 1.0),
+    ("notifications 1->1, beacond / dbus-broker signals", ratio(b11, d11), ">=", 5.0),
+    ("notifications 1->10, beacond / Redis PUBLISH", ratio(b110, r110), ">=", 1.0),
+    ("Get p50 pinned, beacond / Redis PING p50 pinned", ratio(bget, rping), "<=", 1.5),
+    ("Set->watcher, beacond / dbus-broker PropertiesChanged", ratio(bset, dset), ">=", 50.0),
+    (f"daemon KiB per subscriber ({k} held)", kib, "<=", 16.0),
+]
+print(f"{'goal (medians of this run)':<56}  {'value':>8}  {'goal':>7}  met")
+print("-" * 82)
+for name, v, op, goal in rows:
+    shown = "n/a" if v is None else f"{v:.2f}"
+    met = "n/a" if v is None else ("yes" if (v >= goal if op == ">=" else v <= goal) else "NO")
+    print(f"{name:<56}  {shown:>8}  {op}{goal:>5g}  {met}")
+if lost:
+    print(f"note: beacond notification tests lost {lost:.0f} messages (median sum): those rates are not comparable")
+EOF
