@@ -1,1 +1,9 @@
-print("beacond: not built yet")
+import BeaconDaemon
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+exit(await BeaconDaemon.main())

@@ -1,0 +1,449 @@
+import BeaconProtocol
+import Foundation
+import Logging
+import NIOCore
+
+/// The bus: properties, notifications and their subscribers, served as a ``VarlinkService``.
+///
+/// Lives on the server's event loop. Calls of one tick change the in-memory state at once; at the end of the
+/// tick (``willFlush()``) their store writes are committed in one transaction, then the tick's events are fanned
+/// out, then every connection's output is written. So a Set is answered, and watchers learn of it, only after it
+/// is durable.
+public final class BeaconBus: VarlinkService {
+    struct Entry {
+        var value: [UInt8]
+        var version: Int64
+        var modifiedUsec: Int64
+        var origin: Origin
+        /// The connection that owns the property when it is ephemeral.
+        var ephemeralOwner: Int?
+        /// Whether the store knows the key as ephemeral.
+        var markedEphemeral: Bool
+    }
+
+    struct Tombstone {
+        var version: Int64
+        var modifiedUsec: Int64
+        var origin: Origin
+    }
+
+    static let reservedPrefixes: [String] = ["lifecycle", "session", "system", "daemon"]
+    static let versionBlock: Int64 = 100_000
+
+    public let interfaceDescriptions: [(name: String, description: String)] = BeaconInterfaces.all
+
+    let store: PropertyStore
+    let logger: Logger
+    var limits: DaemonLimits
+    var historyLimit: Int
+    let startedUsec: Int64
+    /// The address clients reach the bus at.
+    var address: String { core?.address ?? "" }
+    weak var core: VarlinkServerCore?
+
+    var properties: [String: Entry] = [:]
+    var tombstones: [String: Tombstone] = [:]
+    /// Versions up to this one may have been seen by clients without surviving; replays from before it resync.
+    var historyFloor: Int64 = 0
+    var version: Int64 = 0
+    /// No version above this one is handed out before the store knows the new ceiling.
+    var versionCeiling: Int64 = 0
+    var sequence: Int64 = 0
+    /// What `Status` reports about the lifecycle bridge; `nil` when there is none.
+    public var lifecycleStatus: String?
+
+    var clients: [Int: BusClient] = [:]
+    let watchIndex = PatternIndex()
+    let observeIndex = PatternIndex()
+    var subscriptionCount = 0
+
+    // The current tick.
+    var pendingOperations: [StoreOperation] = []
+    var pendingWriters: [VarlinkConnection] = []
+    var tickChanges: [ChangeEvent] = []
+    var tickNotifications: [NotificationEvent] = []
+    /// The events being delivered by ``publish()``.
+    private var publishingChanges: [ChangeEvent] = []
+    private var publishingNotifications: [NotificationEvent] = []
+    private var tickNumber = 0
+
+    /// Opens the bus on the contents of `store`. Runs on the event loop.
+    init(
+        store: PropertyStore,
+        limits: DaemonLimits,
+        historyLimit: Int,
+        logger: Logger
+    ) throws {
+        self.store = store
+        self.limits = limits
+        self.historyLimit = historyLimit
+        self.logger = logger
+        self.startedUsec = Self.nowUsec()
+        try load()
+    }
+
+    static func nowUsec() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1000
+    }
+
+    private func load() throws {
+        let contents = try store.load { key in
+            logger.error("stored value does not parse; ignoring it", metadata: ["key": "\(key)"])
+        }
+        var highest = contents.meta["versionCeiling"] ?? 0
+        for property in contents.properties {
+            properties[property.key] = Entry(
+                value: property.value,
+                version: property.version,
+                modifiedUsec: property.modifiedUsec,
+                origin: property.origin,
+                ephemeralOwner: nil,
+                markedEphemeral: false
+            )
+            highest = max(highest, property.version)
+        }
+        for tombstone in contents.tombstones {
+            tombstones[tombstone.key] = Tombstone(
+                version: tombstone.version,
+                modifiedUsec: tombstone.modifiedUsec,
+                origin: tombstone.origin
+            )
+            highest = max(highest, tombstone.version)
+        }
+        historyFloor = contents.meta["historyFloor"] ?? 0
+        version = highest
+        versionCeiling = highest
+        // Ephemeral properties did not survive the restart: record their deletion for `since` replays.
+        let now = Self.nowUsec()
+        for key in contents.ephemeralKeys {
+            pendingOperations.append(.unmarkEphemeral(key: key))
+            guard properties[key] == nil else { continue }
+            let deletion = Tombstone(version: nextVersion(), modifiedUsec: now, origin: .daemon)
+            tombstones[key] = deletion
+            pendingOperations.append(
+                .upsertTombstone(
+                    StoredTombstone(key: key, version: deletion.version, modifiedUsec: now, origin: .daemon)
+                )
+            )
+        }
+        raiseCeiling()
+        try store.commit(pendingOperations)
+        pendingOperations.removeAll()
+        logger.info(
+            "store opened",
+            metadata: [
+                "path": "\(store.path)", "properties": "\(properties.count)", "tombstones": "\(tombstones.count)",
+                "version": "\(version)",
+            ]
+        )
+    }
+
+    /// The next number of the daemon-wide version counter.
+    func nextVersion() -> Int64 {
+        version += 1
+        if version >= versionCeiling { raiseCeiling() }
+        return version
+    }
+
+    private func raiseCeiling() {
+        versionCeiling = version + Self.versionBlock
+        pendingOperations.append(.setMeta(name: "versionCeiling", value: versionCeiling))
+    }
+
+    /// Records, after a clean shutdown, that no version above the current one was handed out, so that the next
+    /// start continues the counter without a gap.
+    public func finish() {
+        versionCeiling = version
+        pendingOperations.append(.setMeta(name: "versionCeiling", value: version))
+        commitPending()
+    }
+
+    func updateLimits(_ limits: DaemonLimits, historyLimit: Int) {
+        self.limits = limits
+        self.historyLimit = historyLimit
+    }
+
+    // MARK: VarlinkService
+
+    public func attached(to core: VarlinkServerCore) {
+        self.core = core
+    }
+
+    public func connectionOpened(_ connection: VarlinkConnection) {
+        let client = BusClient(connection: connection)
+        connection.serviceState = client
+        clients[connection.id] = client
+    }
+
+    public func connectionClosed(_ connection: VarlinkConnection) {
+        guard let client = clients.removeValue(forKey: connection.id) else { return }
+        connection.serviceState = nil
+        if let subscription = client.subscription {
+            removeSubscription(subscription)
+            client.subscription = nil
+        }
+        if !client.ephemeralKeys.isEmpty {
+            for key in client.ephemeralKeys.sorted() {
+                guard let entry = properties[key], entry.ephemeralOwner == connection.id else { continue }
+                delete(key: key, entry: entry, origin: client.origin)
+            }
+            client.ephemeralKeys.removeAll()
+            core?.scheduleFlush()
+        }
+    }
+
+    public func handle(_ call: VarlinkCall, on connection: VarlinkConnection) {
+        guard let client = connection.serviceState as? BusClient else { return }
+        do throws(VarlinkError) {
+            switch call.interface {
+            case "io.beacon.Properties":
+                try handleProperties(call, client: client)
+            case "io.beacon.Notifications":
+                try handleNotifications(call, client: client)
+            case "io.beacon.Daemon":
+                try handleDaemon(call, client: client)
+            default:
+                throw VarlinkError.interfaceNotFound(String(call.interface))
+            }
+        } catch {
+            connection.reply(error: error)
+        }
+    }
+
+    public func willFlush() {
+        // Delivering can close connections (slow subscribers), whose ephemeral properties then go away with
+        // new events: commit and deliver those in the same tick.
+        for _ in 0..<8 {
+            commitPending()
+            guard !tickChanges.isEmpty || !tickNotifications.isEmpty else { return }
+            publish()
+        }
+        core?.scheduleFlush()
+    }
+
+    public func connectionBecameWritable(_ connection: VarlinkConnection) {
+        guard let subscription = (connection.serviceState as? BusClient)?.subscription else { return }
+        deliverBacklog(subscription)
+    }
+
+    // MARK: Tick
+
+    private func commitPending() {
+        guard !pendingOperations.isEmpty else {
+            pendingWriters.removeAll()
+            return
+        }
+        do {
+            try store.commit(pendingOperations)
+            pendingOperations.removeAll(keepingCapacity: true)
+            pendingWriters.removeAll(keepingCapacity: true)
+        } catch {
+            // The writes stay queued and are retried with the next tick. Their callers get no answer: their
+            // connections close, so no client believes an unsaved change was saved.
+            logger.error("store commit failed: \(error)", metadata: ["operations": "\(pendingOperations.count)"])
+            for connection in pendingWriters {
+                connection.abort()
+            }
+            pendingWriters.removeAll()
+        }
+    }
+
+    /// Queues a store write made on behalf of `connection`.
+    func record(_ operation: StoreOperation, by connection: VarlinkConnection?) {
+        pendingOperations.append(operation)
+        if let connection, pendingWriters.last !== connection {
+            pendingWriters.append(connection)
+        }
+    }
+
+    private func publish() {
+        tickNumber &+= 1
+        let tick = tickNumber
+        swap(&publishingChanges, &tickChanges)
+        swap(&publishingNotifications, &tickNotifications)
+        defer {
+            publishingChanges.removeAll(keepingCapacity: true)
+            publishingNotifications.removeAll(keepingCapacity: true)
+        }
+        var touched: [Subscription] = []
+        for (index, event) in publishingChanges.enumerated() {
+            let position = Int32(index)
+            watchIndex.forEachMatch(event.key) { subscription in
+                guard event.version > subscription.start else { return }
+                if subscription.tick != tick {
+                    subscription.tick = tick
+                    subscription.selection.removeAll(keepingCapacity: true)
+                    touched.append(subscription)
+                }
+                if subscription.selection.last != position {
+                    subscription.selection.append(position)
+                }
+            }
+        }
+        for (index, event) in publishingNotifications.enumerated() {
+            let position = Int32(index)
+            observeIndex.forEachMatch(event.name) { subscription in
+                guard event.sequence > subscription.start else { return }
+                if subscription.tick != tick {
+                    subscription.tick = tick
+                    subscription.selection.removeAll(keepingCapacity: true)
+                    touched.append(subscription)
+                }
+                if subscription.selection.last != position {
+                    subscription.selection.append(position)
+                }
+            }
+        }
+        var encoded: [SelectionKey: ByteBuffer] = [:]
+        var scratch: [UInt8] = []
+        for subscription in touched {
+            deliver(subscription, encoded: &encoded, scratch: &scratch)
+        }
+    }
+
+    private func deliver(
+        _ subscription: Subscription,
+        encoded: inout [SelectionKey: ByteBuffer],
+        scratch: inout [UInt8]
+    ) {
+        let connection = subscription.client.connection
+        guard !connection.isClosed else { return }
+        if !connection.isWritable || !subscription.backlog.isEmpty {
+            holdBack(subscription)
+            return
+        }
+        if subscription.overflow > 0 {
+            // Dropped notifications are reported with the next reply.
+            let overflow = subscription.overflow
+            subscription.overflow = 0
+            connection.sendEncoded { buffer in
+                encodeSelection(subscription, overflow: overflow, into: &buffer)
+            }
+            return
+        }
+        let key = SelectionKey(includesOld: subscription.includesOld, indices: subscription.selection)
+        if let shared = encoded[key] {
+            connection.send(shared: shared)
+            return
+        }
+        scratch.removeAll(keepingCapacity: true)
+        encodeSelection(subscription, overflow: 0, into: &scratch)
+        var buffer = connection.channel.allocator.buffer(capacity: scratch.count)
+        buffer.writeBytes(scratch)
+        encoded[key] = buffer
+        connection.send(shared: buffer)
+    }
+
+    private func encodeSelection(_ subscription: Subscription, overflow: Int, into buffer: inout [UInt8]) {
+        switch subscription.kind {
+        case .watch(let old):
+            let events = subscription.selection.lazy.map { self.publishingChanges[Int($0)] }
+            StreamReply.changes(
+                events.map { $0.fragment(includingOld: old) },
+                version: events.last?.version ?? version,
+                overflow: overflow,
+                into: &buffer
+            )
+        case .observe:
+            let events = subscription.selection.lazy.map { self.publishingNotifications[Int($0)] }
+            StreamReply.notifications(
+                events.map { $0.fragment },
+                sequence: events.last?.sequence ?? sequence,
+                overflow: overflow,
+                into: &buffer
+            )
+        }
+    }
+
+    /// The subscriber reads too slowly: coalesce changes, drop notifications, or disconnect.
+    private func holdBack(_ subscription: Subscription) {
+        let connection = subscription.client.connection
+        if limits.slowSubscriber == .disconnect {
+            logger.notice(
+                "disconnecting a slow subscriber",
+                metadata: [
+                    "connection": "\(connection.id)", "pid": "\(connection.credentials.pid)",
+                    "queuedBytes": "\(connection.queuedBytes)",
+                ]
+            )
+            connection.abort()
+            return
+        }
+        switch subscription.kind {
+        case .watch:
+            for index in subscription.selection {
+                let event = publishingChanges[Int(index)]
+                if let earlier = subscription.backlog[event.key.rawValue] {
+                    subscription.overflow += 1
+                    subscription.backlog[event.key.rawValue] = ChangeEvent(
+                        key: event.key,
+                        value: event.value,
+                        old: earlier.old,
+                        version: event.version,
+                        origin: event.origin
+                    )
+                } else {
+                    subscription.backlog[event.key.rawValue] = event
+                }
+            }
+        case .observe:
+            subscription.overflow += subscription.selection.count
+        }
+    }
+
+    /// Sends what was held back while the subscriber was slow.
+    private func deliverBacklog(_ subscription: Subscription) {
+        let connection = subscription.client.connection
+        guard !connection.isClosed else { return }
+        let overflow = subscription.overflow
+        switch subscription.kind {
+        case .watch(let old):
+            guard !subscription.backlog.isEmpty else { return }
+            let events = subscription.backlog.values.sorted { $0.version < $1.version }
+            subscription.backlog.removeAll()
+            subscription.overflow = 0
+            connection.sendEncoded { buffer in
+                StreamReply.changes(
+                    events.lazy.map { $0.fragment(includingOld: old) },
+                    version: events.last?.version ?? version,
+                    overflow: overflow,
+                    into: &buffer
+                )
+            }
+        case .observe:
+            guard overflow > 0 else { return }
+            subscription.overflow = 0
+            connection.sendEncoded { buffer in
+                StreamReply.notifications([], sequence: sequence, overflow: overflow, into: &buffer)
+            }
+        }
+    }
+
+    // MARK: Subscriptions
+
+    func addSubscription(_ subscription: Subscription) {
+        let index = subscription.kind.isWatch ? watchIndex : observeIndex
+        for pattern in subscription.patterns {
+            index.insert(pattern, for: subscription)
+        }
+        subscription.client.subscription = subscription
+        subscriptionCount += 1
+    }
+
+    func removeSubscription(_ subscription: Subscription) {
+        let index = subscription.kind.isWatch ? watchIndex : observeIndex
+        for pattern in subscription.patterns {
+            index.remove(pattern, for: subscription)
+        }
+        subscriptionCount -= 1
+    }
+}
+
+extension Subscription.Kind {
+    var isWatch: Bool {
+        if case .watch = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,153 @@
+import BeaconProtocol
+
+/// One change of one property, shared by every subscriber it goes to; its JSON is encoded at most once per form.
+final class ChangeEvent {
+    let key: PropertyKey
+    /// The new value's JSON text; `nil` for a deletion.
+    let value: [UInt8]?
+    /// The previous value's JSON text; `nil` when the key did not exist.
+    let old: [UInt8]?
+    let version: Int64
+    let origin: Origin
+
+    init(key: PropertyKey, value: [UInt8]?, old: [UInt8]?, version: Int64, origin: Origin) {
+        self.key = key
+        self.value = value
+        self.old = old
+        self.version = version
+        self.origin = origin
+    }
+
+    private var plain: [UInt8]?
+    private var withOld: [UInt8]?
+
+    /// The `Change` object's JSON, with or without the old value.
+    func fragment(includingOld: Bool) -> [UInt8] {
+        if includingOld {
+            if let withOld { return withOld }
+            var bytes: [UInt8] = []
+            encode(into: &bytes, includingOld: true)
+            withOld = bytes
+            return bytes
+        }
+        if let plain { return plain }
+        var bytes: [UInt8] = []
+        encode(into: &bytes, includingOld: false)
+        plain = bytes
+        return bytes
+    }
+
+    func encode(into buffer: inout [UInt8], includingOld: Bool) {
+        buffer.reserveCapacity(buffer.count + key.rawValue.utf8.count + (value?.count ?? 0) + 96)
+        JSONWriter.appendASCII("{\"key\":", to: &buffer)
+        JSONWriter.appendString(key.rawValue, to: &buffer)
+        if let value {
+            JSONWriter.appendASCII(",\"value\":", to: &buffer)
+            buffer.append(contentsOf: value)
+        }
+        if includingOld, let old {
+            JSONWriter.appendASCII(",\"old\":", to: &buffer)
+            buffer.append(contentsOf: old)
+        }
+        JSONWriter.appendASCII(",\"version\":", to: &buffer)
+        JSONWriter.appendInt(version, to: &buffer)
+        if value == nil {
+            JSONWriter.appendASCII(",\"deleted\":true,\"origin\":", to: &buffer)
+        } else {
+            JSONWriter.appendASCII(",\"deleted\":false,\"origin\":", to: &buffer)
+        }
+        origin.encode(into: &buffer)
+        buffer.append(UInt8(ascii: "}"))
+    }
+}
+
+/// One posted notification, shared by every observer it goes to.
+final class NotificationEvent {
+    let name: PropertyKey
+    /// The userInfo's JSON text, when given.
+    let userInfo: [UInt8]?
+    let sequence: Int64
+    let origin: Origin
+
+    init(name: PropertyKey, userInfo: [UInt8]?, sequence: Int64, origin: Origin) {
+        self.name = name
+        self.userInfo = userInfo
+        self.sequence = sequence
+        self.origin = origin
+    }
+
+    private var encoded: [UInt8]?
+
+    /// The `Notification` object's JSON.
+    var fragment: [UInt8] {
+        if let encoded { return encoded }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(name.rawValue.utf8.count + (userInfo?.count ?? 0) + 80)
+        JSONWriter.appendASCII("{\"name\":", to: &bytes)
+        JSONWriter.appendString(name.rawValue, to: &bytes)
+        if let userInfo {
+            JSONWriter.appendASCII(",\"userInfo\":", to: &bytes)
+            bytes.append(contentsOf: userInfo)
+        }
+        JSONWriter.appendASCII(",\"sequence\":", to: &bytes)
+        JSONWriter.appendInt(sequence, to: &bytes)
+        JSONWriter.appendASCII(",\"origin\":", to: &bytes)
+        origin.encode(into: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+        encoded = bytes
+        return bytes
+    }
+}
+
+/// Encodes the streamed replies of Watch and Observe.
+enum StreamReply {
+    /// `{"parameters":{"changes":[…],"version":V,…},"continues":true}` and the NUL.
+    static func changes(
+        _ fragments: some Sequence<[UInt8]>,
+        version: Int64,
+        resync: Bool = false,
+        overflow: Int = 0,
+        into buffer: inout [UInt8]
+    ) {
+        JSONWriter.appendASCII("{\"parameters\":{\"changes\":[", to: &buffer)
+        var first = true
+        for fragment in fragments {
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            buffer.append(contentsOf: fragment)
+        }
+        JSONWriter.appendASCII("],\"version\":", to: &buffer)
+        JSONWriter.appendInt(version, to: &buffer)
+        if resync { JSONWriter.appendASCII(",\"resync\":true", to: &buffer) }
+        if overflow > 0 {
+            JSONWriter.appendASCII(",\"overflow\":", to: &buffer)
+            JSONWriter.appendInt(Int64(overflow), to: &buffer)
+        }
+        JSONWriter.appendASCII("},\"continues\":true}", to: &buffer)
+        buffer.append(0)
+    }
+
+    /// `{"parameters":{"notifications":[…],"sequence":S,…},"continues":true}` and the NUL.
+    static func notifications(
+        _ fragments: some Sequence<[UInt8]>,
+        sequence: Int64,
+        overflow: Int = 0,
+        into buffer: inout [UInt8]
+    ) {
+        JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
+        var first = true
+        for fragment in fragments {
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            buffer.append(contentsOf: fragment)
+        }
+        JSONWriter.appendASCII("],\"sequence\":", to: &buffer)
+        JSONWriter.appendInt(sequence, to: &buffer)
+        if overflow > 0 {
+            JSONWriter.appendASCII(",\"overflow\":", to: &buffer)
+            JSONWriter.appendInt(Int64(overflow), to: &buffer)
+        }
+        JSONWriter.appendASCII("},\"continues\":true}", to: &buffer)
+        buffer.append(0)
+    }
+}

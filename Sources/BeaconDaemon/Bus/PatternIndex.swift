@@ -1,0 +1,62 @@
+import BeaconProtocol
+
+/// Subscriptions indexed by the literal prefix of their patterns, so that finding the subscribers of a key
+/// visits only the patterns whose prefix lies on the key's path.
+final class PatternIndex {
+    private final class Node {
+        var children: [Substring: Node] = [:]
+        var entries: [(pattern: KeyPattern, subscription: Subscription)] = []
+    }
+
+    private let root = Node()
+    private(set) var count = 0
+
+    func insert(_ pattern: KeyPattern, for subscription: Subscription) {
+        var node = root
+        for segment in pattern.literalPrefix {
+            if let child = node.children[segment] {
+                node = child
+            } else {
+                let child = Node()
+                node.children[segment] = child
+                node = child
+            }
+        }
+        node.entries.append((pattern, subscription))
+        count += 1
+    }
+
+    func remove(_ pattern: KeyPattern, for subscription: Subscription) {
+        var path: [(Node, Substring)] = []
+        var node = root
+        for segment in pattern.literalPrefix {
+            guard let child = node.children[segment] else { return }
+            path.append((node, segment))
+            node = child
+        }
+        let before = node.entries.count
+        node.entries.removeAll { $0.subscription === subscription && $0.pattern == pattern }
+        count -= before - node.entries.count
+        // Drop nodes that no longer lead anywhere.
+        while let (parent, segment) = path.last, node.entries.isEmpty, node.children.isEmpty {
+            parent.children[segment] = nil
+            node = parent
+            path.removeLast()
+        }
+    }
+
+    /// Calls `body` for every subscription with a pattern matching `key` (once per matching pattern).
+    func forEachMatch(_ key: PropertyKey, _ body: (Subscription) -> Void) {
+        var node = root
+        for entry in node.entries where entry.pattern.matches(key) {
+            body(entry.subscription)
+        }
+        for segment in key.rawValue.split(separator: ".", omittingEmptySubsequences: false) {
+            guard let child = node.children[segment] else { return }
+            node = child
+            for entry in node.entries where entry.pattern.matches(key) {
+                body(entry.subscription)
+            }
+        }
+    }
+}

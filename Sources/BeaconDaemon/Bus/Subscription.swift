@@ -1,0 +1,66 @@
+import BeaconProtocol
+
+/// The bus's state of one connection.
+final class BusClient {
+    unowned let connection: VarlinkConnection
+    let origin: Origin
+    /// Keys of the ephemeral properties this connection owns.
+    var ephemeralKeys: Set<String> = []
+    /// The Watch or Observe running on the connection.
+    var subscription: Subscription?
+
+    init(connection: VarlinkConnection) {
+        self.connection = connection
+        let credentials = connection.credentials
+        origin = Origin(uid: credentials.uid, pid: credentials.pid, command: credentials.command)
+    }
+}
+
+/// A running Watch or Observe call.
+final class Subscription {
+    enum Kind {
+        case watch(old: Bool)
+        case observe
+    }
+
+    let kind: Kind
+    let patterns: [KeyPattern]
+    unowned let client: BusClient
+    /// The version (Watch) or sequence (Observe) reported in the first reply: only later events are delivered.
+    let start: Int64
+
+    /// The tick in which ``selection`` was filled.
+    var tick = 0
+    /// Indices of this tick's events that go to this subscriber, in order.
+    var selection: [Int32] = []
+
+    /// Changes held back while the connection is slow, coalesced per key.
+    var backlog: [String: ChangeEvent] = [:]
+    /// Changes merged away or notifications dropped since the last reply.
+    var overflow = 0
+
+    init(kind: Kind, patterns: [KeyPattern], client: BusClient, start: Int64) {
+        self.kind = kind
+        self.patterns = patterns
+        self.client = client
+        self.start = start
+    }
+
+    var includesOld: Bool {
+        if case .watch(let old) = kind { return old }
+        return false
+    }
+
+    var methodName: String {
+        switch kind {
+        case .watch: "io.beacon.Properties.Watch"
+        case .observe: "io.beacon.Notifications.Observe"
+        }
+    }
+}
+
+/// The selection of events one stream reply is made of; equal selections share one encoded buffer.
+struct SelectionKey: Hashable {
+    var includesOld: Bool
+    var indices: [Int32]
+}

@@ -1,0 +1,123 @@
+import Configuration
+import Foundation
+import Logging
+
+/// Everything `beacond` is configured with.
+///
+/// Sources, strongest first: command-line flags (`--limits-max-value-size 1024`), `BEACON_*` environment variables
+/// (`BEACON_LIMITS_MAX_VALUE_SIZE=1024`), the JSON configuration file, and the defaults built in here. The file is
+/// `--config PATH` (or `BEACON_CONFIG`), else `$XDG_CONFIG_HOME/beacon/beacond.json` when it exists; `config/beacond.json`
+/// in the source tree documents every key with its default.
+public struct DaemonConfiguration: Sendable {
+    /// Where clients connect: `unix:PATH`.
+    public var address: String
+    /// The SQLite store.
+    public var storePath: String
+    /// SQLite's `synchronous` setting: `normal` survives a crash of the daemon, `full` also a power loss.
+    public var storeSynchronous: String
+    /// How many deletions are remembered for `since` replays; older ones make a reconnecting watcher resync.
+    public var historyLimit: Int
+    public var limits: DaemonLimits
+    /// Uids besides the daemon's own whose connections are served.
+    public var allowedUIDs: [UInt32]
+    public var logLevel: Logger.Level
+    /// The configuration file that was read, if any.
+    public var configFile: String?
+
+    /// The socket path inside ``address``.
+    public var socketPath: String? {
+        address.hasPrefix("unix:") ? String(address.dropFirst(5)) : nil
+    }
+
+    /// Reads the configuration from flags, environment and file.
+    public static func load(
+        arguments: [String] = CommandLine.arguments,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> DaemonConfiguration {
+        let flags = CommandLineArgumentsProvider(arguments: arguments)
+        let variables = EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["beacon"])
+        let early = ConfigReader(providers: [flags, variables])
+        var providers: [any ConfigProvider] = [flags, variables]
+        var configFile: String?
+        if let explicit = early.string(forKey: "config") {
+            providers.append(try await jsonFile(explicit, allowMissing: false))
+            configFile = explicit
+        } else {
+            let path = DefaultPaths.configFile(environment: environment)
+            if FileManager.default.fileExists(atPath: path) {
+                providers.append(try await jsonFile(path, allowMissing: true))
+                configFile = path
+            }
+        }
+        let reader = ConfigReader(providers: providers)
+        return try DaemonConfiguration(reader: reader, environment: environment, configFile: configFile)
+    }
+
+    private static func jsonFile(_ path: String, allowMissing: Bool) async throws -> any ConfigProvider {
+        let settings = InMemoryProvider(values: [
+            "filePath": ConfigValue(.string(path), isSecret: false),
+            "allowMissing": ConfigValue(.bool(allowMissing), isSecret: false),
+        ])
+        return try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: settings))
+    }
+
+    init(reader: ConfigReader, environment: [String: String], configFile: String?) throws {
+        self.configFile = configFile
+        address = reader.string(forKey: "address") ?? "unix:" + DefaultPaths.socket(environment: environment)
+        guard address.hasPrefix("unix:"), address.count > 5 else {
+            throw ConfigurationError(key: "address", reason: "expected unix:PATH, got \"\(address)\"")
+        }
+        storePath = reader.string(forKey: "store.path") ?? DefaultPaths.store(environment: environment)
+        storeSynchronous = reader.string(forKey: "store.synchronous", default: "normal")
+        guard ["normal", "full"].contains(storeSynchronous) else {
+            throw ConfigurationError(key: "store.synchronous", reason: "expected normal or full")
+        }
+        historyLimit = try Self.positive(reader, "store.historyLimit", 10_000)
+        limits = try Self.limits(reader)
+        allowedUIDs = try reader.intArray(forKey: "access.allowedUids", default: []).map { uid in
+            guard let value = UInt32(exactly: uid) else {
+                throw ConfigurationError(key: "access.allowedUids", reason: "\(uid) is not a uid")
+            }
+            return value
+        }
+        let level = reader.string(forKey: "log.level", default: "info")
+        guard let parsed = Logger.Level(rawValue: level) else {
+            throw ConfigurationError(key: "log.level", reason: "unknown level \"\(level)\"")
+        }
+        logLevel = parsed
+    }
+
+    static func limits(_ reader: ConfigReader) throws -> DaemonLimits {
+        var limits = DaemonLimits()
+        limits.maxMessageSize = try positive(reader, "limits.maxMessageSize", limits.maxMessageSize)
+        limits.maxJSONDepth = try positive(reader, "limits.maxJsonDepth", limits.maxJSONDepth)
+        limits.maxKeyLength = try positive(reader, "limits.maxKeyLength", limits.maxKeyLength)
+        limits.maxKeyDepth = try positive(reader, "limits.maxKeyDepth", limits.maxKeyDepth)
+        limits.maxValueSize = try positive(reader, "limits.maxValueSize", limits.maxValueSize)
+        limits.maxPatterns = try positive(reader, "limits.maxPatterns", limits.maxPatterns)
+        limits.maxQueuedBytes = try positive(reader, "limits.maxQueuedBytes", limits.maxQueuedBytes)
+        limits.maxConnectionsPerUid = try positive(reader, "limits.maxConnectionsPerUid", limits.maxConnectionsPerUid)
+        let policy = reader.string(forKey: "limits.slowSubscriber", default: limits.slowSubscriber.rawValue)
+        guard let slow = DaemonLimits.SlowSubscriberPolicy(rawValue: policy) else {
+            throw ConfigurationError(key: "limits.slowSubscriber", reason: "expected coalesce or disconnect")
+        }
+        limits.slowSubscriber = slow
+        return limits
+    }
+
+    private static func positive(_ reader: ConfigReader, _ key: ConfigKey, _ fallback: Int) throws -> Int {
+        if let text = reader.string(forKey: key), Int(text) == nil {
+            throw ConfigurationError(key: "\(key)", reason: "\"\(text)\" is not an integer")
+        }
+        let value = reader.int(forKey: key, default: fallback)
+        guard value > 0 else { throw ConfigurationError(key: "\(key)", reason: "must be positive, got \(value)") }
+        return value
+    }
+}
+
+/// A configuration value that cannot be used.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public var key: String
+    public var reason: String
+    public var description: String { "configuration \(key): \(reason)" }
+}

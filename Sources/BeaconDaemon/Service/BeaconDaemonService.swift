@@ -1,0 +1,151 @@
+import BeaconProtocol
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// The daemon as a `Service`: opens the store, serves the bus on the socket until graceful shutdown, and applies
+/// reloaded limits.
+public final class BeaconDaemonService: Service, Sendable {
+    private let initialConfiguration: DaemonConfiguration
+    private let logger: Logger
+    private let systemd: SystemdIntegration
+    private let state = Mutex<(server: VarlinkServer?, configuration: DaemonConfiguration)?>(nil)
+
+    public init(configuration: DaemonConfiguration, logger: Logger) {
+        self.initialConfiguration = configuration
+        self.logger = logger
+        self.systemd = SystemdIntegration(logger: logger)
+    }
+
+    public func run() async throws {
+        let configuration = initialConfiguration
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let eventLoop = group.next()
+        let store: PropertyStore
+        let server: VarlinkServer
+        do {
+            store = try PropertyStore(
+                path: configuration.storePath,
+                synchronous: PropertyStore.Synchronous(rawValue: configuration.storeSynchronous) ?? .normal
+            )
+            let listener: VarlinkServer.Listener
+            if let descriptor = systemd.listenDescriptor() {
+                listener = .descriptor(descriptor)
+            } else if let path = configuration.socketPath {
+                listener = .unixPath(path)
+            } else {
+                throw ConfigurationError(key: "address", reason: "expected unix:PATH")
+            }
+            let limits = configuration.limits
+            let historyLimit = configuration.historyLimit
+            let logger = self.logger
+            server = try await VarlinkServer.start(
+                on: eventLoop,
+                listener: listener,
+                info: VarlinkServiceInfo(
+                    vendor: "Beacon",
+                    product: "beacond",
+                    version: BeaconBus.softwareVersion,
+                    url: ""
+                ),
+                limits: Self.serverLimits(configuration),
+                logger: logger
+            ) {
+                try BeaconBus(
+                    store: store,
+                    limits: limits,
+                    historyLimit: historyLimit,
+                    logger: logger
+                )
+            }
+        } catch {
+            logger.critical("cannot start: \(error)")
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        state.withLock { $0 = (server, configuration) }
+        logger.info(
+            "serving",
+            metadata: ["address": "\(server.address)", "store": "\(configuration.storePath)"]
+        )
+        systemd.ready(status: "serving on \(server.address)")
+
+        if systemd.notifier == nil {
+            try? await gracefulShutdown()
+        } else {
+            // Keep the service manager's STATUS= line current until shutdown.
+            try? await cancelWhenGracefulShutdown {
+                var last = ""
+                while !Task.isCancelled {
+                    let line = (try? await server.withCore { ($0.service as? BeaconBus)?.statusLine ?? "" }) ?? ""
+                    if line != last {
+                        self.systemd.status(line)
+                        last = line
+                    }
+                    try await Task.sleep(for: .seconds(2))
+                }
+            }
+        }
+
+        logger.info("shutting down")
+        systemd.stopping()
+        await server.shutdown()
+        try? await server.withCore { ($0.service as? BeaconBus)?.finish() }
+        state.withLock { $0 = nil }
+        do {
+            try store.close()
+        } catch {
+            logger.error("closing the store failed: \(error)")
+        }
+        try? await group.shutdownGracefully()
+        logger.info("stopped")
+    }
+
+    /// Reads the configuration again and applies its limits and allowed uids. The address and the store path
+    /// take effect at the next start.
+    public func reload(_ load: @Sendable () async throws -> DaemonConfiguration) async {
+        guard let server = state.withLock({ $0?.server }) else { return }
+        systemd.reloading()
+        defer { systemd.ready(status: nil) }
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try await load()
+        } catch {
+            logger.error("reload failed, keeping the current configuration: \(error)")
+            return
+        }
+        let serverLimits = Self.serverLimits(configuration)
+        let limits = configuration.limits
+        let historyLimit = configuration.historyLimit
+        try? await server.withCore { core in
+            core.update(limits: serverLimits)
+            (core.service as? BeaconBus)?.updateLimits(limits, historyLimit: historyLimit)
+        }
+        state.withLock { $0?.configuration = configuration }
+        logger.info("configuration reloaded", metadata: ["file": "\(configuration.configFile ?? "none")"])
+    }
+
+    /// Runs `body` with the bus on its event loop, for components of the daemon that publish state of their own
+    /// (the lifecycle bridge uses ``BeaconBus/setSystemProperty(_:_:)``,
+    /// ``BeaconBus/postSystemNotification(_:userInfo:)`` and ``BeaconBus/lifecycleStatus``). Returns `nil` when
+    /// the daemon is not serving.
+    public func withBus<T: Sendable>(_ body: @escaping @Sendable (BeaconBus) -> T) async -> T? {
+        guard let server = state.withLock({ $0?.server }) else { return nil }
+        return try? await server.withCore { core in
+            guard let bus = core.service as? BeaconBus else { return nil }
+            return body(bus)
+        }
+    }
+
+    static func serverLimits(_ configuration: DaemonConfiguration) -> VarlinkServerLimits {
+        VarlinkServerLimits(
+            maxMessageSize: configuration.limits.maxMessageSize,
+            maxJSONDepth: configuration.limits.maxJSONDepth,
+            maxQueuedBytes: configuration.limits.maxQueuedBytes,
+            maxConnectionsPerUid: configuration.limits.maxConnectionsPerUid,
+            allowedUIDs: Set(configuration.allowedUIDs)
+        )
+    }
+}

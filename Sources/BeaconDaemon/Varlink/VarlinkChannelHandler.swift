@@ -1,0 +1,136 @@
+import BeaconProtocol
+import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Splits the byte stream of one connection into NUL-terminated messages, parses each as a varlink call and hands
+/// it to the ``VarlinkServerCore``. Malformed input gets `io.beacon.ProtocolError` and a closed connection.
+final class VarlinkChannelHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let core: VarlinkServerCore
+    private var connection: VarlinkConnection?
+    /// Received bytes not yet consumed as complete messages.
+    private var pending: ByteBuffer?
+    /// How many bytes of `pending` are known to hold no NUL.
+    private var scanned = 0
+    private var refused = false
+
+    init(core: VarlinkServerCore) {
+        self.core = core
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let channel = context.channel
+        PeerCredentials.of(channel).assumeIsolated().whenComplete { [self] result in
+            switch result {
+            case .success(let credentials):
+                if let connection = core.open(channel: channel, credentials: credentials) {
+                    self.connection = connection
+                    processPending()
+                } else {
+                    refuse(channel)
+                }
+            case .failure(let error):
+                core.logger.warning("cannot read the peer credentials: \(error)")
+                refuse(channel)
+            }
+        }
+        context.fireChannelActive()
+    }
+
+    private func refuse(_ channel: any Channel) {
+        refused = true
+        pending = nil
+        channel.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        pending = nil
+        if let connection {
+            self.connection = nil
+            core.closed(connection)
+        }
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        var bytes = unwrapInboundIn(data)
+        if pending == nil {
+            pending = bytes
+        } else {
+            pending!.writeBuffer(&bytes)
+        }
+        processPending()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        let writable = context.channel.isWritable
+        // A peer that does not read its replies is not read from either.
+        context.channel.setOption(.autoRead, value: writable).whenFailure { _ in }
+        if writable, let connection {
+            core.service.connectionBecameWritable(connection)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        core.logger.debug("connection error: \(error)", metadata: ["connection": "\(connection?.id ?? 0)"])
+        context.close(promise: nil)
+    }
+
+    private func processPending() {
+        guard let connection else { return }
+        while !connection.isClosed, var buffer = pending {
+            let readable = buffer.readableBytes
+            let end: Int? = buffer.withUnsafeReadableBytes { raw in
+                guard raw.count > scanned, let base = raw.baseAddress else { return nil }
+                guard let found = memchr(base + scanned, 0, raw.count - scanned) else { return nil }
+                return base.distance(to: UnsafeRawPointer(found))
+            }
+            guard let end else {
+                scanned = readable
+                if readable > core.limits.maxMessageSize {
+                    pending = nil
+                    connection.fail(
+                        .protocolError("message longer than the limit of \(core.limits.maxMessageSize) bytes"),
+                        logMessage: "message longer than maxMessageSize"
+                    )
+                } else if buffer.readerIndex > 0 {
+                    buffer.discardReadBytes()
+                    pending = buffer
+                }
+                return
+            }
+            scanned = 0
+            if end > core.limits.maxMessageSize {
+                pending = nil
+                connection.fail(
+                    .protocolError("message longer than the limit of \(core.limits.maxMessageSize) bytes"),
+                    logMessage: "message longer than maxMessageSize"
+                )
+                return
+            }
+            let limits = core.jsonLimits
+            let parsed: Result<VarlinkCall, VarlinkError> = buffer.withUnsafeReadableBytes { raw in
+                Result { () throws(VarlinkError) in
+                    try VarlinkCall(parsing: UnsafeRawBufferPointer(rebasing: raw[0..<end]), limits: limits)
+                }
+            }
+            buffer.moveReaderIndex(forwardBy: end + 1)
+            pending = buffer.readableBytes > 0 ? buffer : nil
+            switch parsed {
+            case .success(let call):
+                core.dispatch(call, on: connection)
+            case .failure(let error):
+                pending = nil
+                connection.fail(error, logMessage: "malformed message: \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A varlink server on a Unix stream socket, serving one ``VarlinkService`` on one event loop.
+///
+/// All connections share the loop, so the service's state needs no locks and fan-out never crosses threads.
+public final class VarlinkServer: Sendable {
+    /// Where to listen.
+    public enum Listener: Sendable, Hashable {
+        /// Bind a new socket at this path (the directory is created 0700, the socket is made 0600).
+        case unixPath(String)
+        /// Adopt a listening socket passed by the service manager (socket activation).
+        case descriptor(Int32)
+    }
+
+    public let eventLoop: any EventLoop
+    public let address: String
+    private let serverChannel: any Channel
+    private let core: NIOLoopBound<VarlinkServerCore>
+    private let socketPath: String?
+    /// The event loop group the server created for itself, shut down with the server.
+    private let ownedGroup: MultiThreadedEventLoopGroup?
+
+    private init(
+        eventLoop: any EventLoop,
+        address: String,
+        serverChannel: any Channel,
+        core: NIOLoopBound<VarlinkServerCore>,
+        socketPath: String?,
+        ownedGroup: MultiThreadedEventLoopGroup?
+    ) {
+        self.eventLoop = eventLoop
+        self.address = address
+        self.serverChannel = serverChannel
+        self.core = core
+        self.socketPath = socketPath
+        self.ownedGroup = ownedGroup
+    }
+
+    /// Starts listening. `makeService` runs on the server's event loop and creates the service the server
+    /// dispatches to. Without `eventLoop`, the server runs on a thread of its own, ended by ``shutdown()``.
+    public static func start(
+        on eventLoop: (any EventLoop)? = nil,
+        listener: Listener,
+        info: VarlinkServiceInfo,
+        limits: VarlinkServerLimits = VarlinkServerLimits(),
+        logger: Logger = Logger(label: "varlink"),
+        makeService: @escaping @Sendable () throws -> any VarlinkService
+    ) async throws -> VarlinkServer {
+        let ownedGroup = eventLoop == nil ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
+        do {
+            return try await start(
+                eventLoop: eventLoop ?? ownedGroup!.next(),
+                ownedGroup: ownedGroup,
+                listener: listener,
+                info: info,
+                limits: limits,
+                logger: logger,
+                makeService: makeService
+            )
+        } catch {
+            try? await ownedGroup?.shutdownGracefully()
+            throw error
+        }
+    }
+
+    private static func start(
+        eventLoop: any EventLoop,
+        ownedGroup: MultiThreadedEventLoopGroup?,
+        listener: Listener,
+        info: VarlinkServiceInfo,
+        limits: VarlinkServerLimits,
+        logger: Logger,
+        makeService: @escaping @Sendable () throws -> any VarlinkService
+    ) async throws -> VarlinkServer {
+        let address: String
+        switch listener {
+        case .unixPath(let path): address = "unix:" + path
+        case .descriptor(let fd): address = socketName(fd).map { "unix:" + $0 } ?? "fd:\(fd)"
+        }
+        let core = try await eventLoop.submit {
+            NIOLoopBound(
+                try VarlinkServerCore(
+                    eventLoop: eventLoop,
+                    service: try makeService(),
+                    info: info,
+                    address: address,
+                    limits: limits,
+                    logger: logger
+                ),
+                eventLoop: eventLoop
+            )
+        }.get()
+        let bootstrap = ServerBootstrap(group: eventLoop)
+            .serverChannelOption(.backlog, value: 1024)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(VarlinkChannelHandler(core: core.value))
+                }
+            }
+        switch listener {
+        case .unixPath(let path):
+            try prepareSocketPath(path)
+            let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            guard chmod(path, 0o600) == 0 else {
+                try? await channel.close()
+                throw VarlinkServerError(message: "cannot chmod \(path): \(String(cString: strerror(errno)))")
+            }
+            return VarlinkServer(
+                eventLoop: eventLoop,
+                address: address,
+                serverChannel: channel,
+                core: core,
+                socketPath: path,
+                ownedGroup: ownedGroup
+            )
+        case .descriptor(let fd):
+            let channel = try await bootstrap.withBoundSocket(fd).get()
+            return VarlinkServer(
+                eventLoop: eventLoop,
+                address: address,
+                serverChannel: channel,
+                core: core,
+                socketPath: nil,
+                ownedGroup: ownedGroup
+            )
+        }
+    }
+
+    /// Makes sure the socket's directory exists and is private, and removes a stale socket left by a daemon that
+    /// is gone. Refuses to start when another server answers on the path.
+    static func prepareSocketPath(_ path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        var info = stat()
+        if stat(directory, &info) != 0 {
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                throw VarlinkServerError(message: "cannot create \(directory): \(String(cString: strerror(errno)))")
+            }
+        } else if directory.hasPrefix("/tmp/beacon-") {
+            // The fallback directory under /tmp must be ours and private.
+            guard info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
+                throw VarlinkServerError(message: "\(directory) is not a private directory owned by this user")
+            }
+        }
+        guard lstat(path, &info) == 0 else { return }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            throw VarlinkServerError(message: "\(path) exists and is not a socket")
+        }
+        if socketAnswers(path) {
+            throw VarlinkServerError(message: "another server is listening on \(path)")
+        }
+        unlink(path)
+    }
+
+    /// The path a Unix socket is bound to.
+    static func socketName(_ fd: Int32) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let result = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard result == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: &address.sun_path) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return path.isEmpty ? nil : path
+    }
+
+    private static func socketAnswers(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0
+    }
+
+    /// Runs `body` with the server's core on its event loop.
+    public func withCore<T: Sendable>(_ body: @escaping @Sendable (VarlinkServerCore) throws -> T) async throws -> T {
+        let core = self.core
+        return try await eventLoop.submit { try body(core.value) }.get()
+    }
+
+    /// Stops accepting, closes every connection after writing what is queued, and removes the socket file.
+    public func shutdown() async {
+        try? await serverChannel.close()
+        if let socketPath { unlink(socketPath) }
+        let core = self.core
+        let closed = try? await eventLoop.submit {
+            let futures = core.value.connections.values.map { $0.channel.closeFuture }
+            core.value.closeAll()
+            return futures
+        }.get()
+        if let closed {
+            try? await EventLoopFuture.andAllComplete(closed, on: eventLoop).get()
+        }
+        // What the closing connections changed (ephemeral properties) is committed and published.
+        try? await eventLoop.submit { core.value.service.willFlush() }.get()
+        try? await ownedGroup?.shutdownGracefully()
+    }
+}

@@ -1,0 +1,235 @@
+import BeaconDaemon
+import BeaconProtocol
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The varlink certification suite of the Python `varlink` package (`varlink.tests.test_certification`) against
+/// ``CertificationService`` on our varlink server layer, in process on a temporary Unix socket. The IDL comes from
+/// the installed package. `make test` sets BEACON_TEST_PYTHON to a virtual environment's python with `varlink`.
+@Suite("varlink certification")
+struct CertificationTests {
+    static let python = ProcessInfo.processInfo.environment["BEACON_TEST_PYTHON"]
+    static let skipReason: Comment =
+        "BEACON_TEST_PYTHON is not set: no Python with the varlink package (make test sets it)"
+    /// How long one Python process may run.
+    static let deadline = Duration.seconds(60)
+
+    @Test(
+        "python -m varlink.tests.test_certification --client passes against our varlink server",
+        .enabled(if: python != nil, skipReason)
+    )
+    func certificationClient() async throws {
+        let python = try #require(Self.python)
+        try await withCertificationServer(python: python) { path, _ in
+            let run = try await runWithDeadline(
+                python,
+                ["-m", "varlink.tests.test_certification", "--client", "--varlink=unix:" + path],
+                deadline: Self.deadline
+            )
+            #expect(!run.timedOut, "the certification client did not finish within \(Self.deadline)")
+            #expect(run.status == 0, "the certification client failed:\n\(run.output)\n\(run.errors)")
+            #expect(run.output.contains("End: {'all_ok': True}"), "output:\n\(run.output)")
+            #expect(run.output.contains("Certification passed"), "output:\n\(run.output)")
+        }
+    }
+
+    /// What the certification client does not reach: the refusals, as a client in another language meets them.
+    static let refusalsScript = #"""
+        import json, sys, varlink
+
+        address, idl_path = sys.argv[1], sys.argv[2]
+        out = {}
+
+        def error_of(call, *args, **kwargs):
+            try:
+                call(*args, **kwargs)
+            except varlink.VarlinkError as error:
+                return {"error": error.error(), "parameters": error.parameters()}
+            return None
+
+        with varlink.Client(address=address) as client:
+            with client.open("org.varlink.service") as service:
+                out["interfaces"] = service.GetInfo()["interfaces"]
+                with open(idl_path, encoding="utf-8") as idl:
+                    text = service.GetInterfaceDescription("org.varlink.certification")["description"]
+                    out["same_description"] = text == idl.read()
+            with client.open("org.varlink.certification") as con:
+                client_id = con.Start()["client_id"]
+                out["client_id_length"] = len(client_id)
+                out["out_of_order"] = error_of(con.Test02, client_id, True)
+                out["forgotten"] = error_of(con.Test01, client_id)
+                out["unknown"] = error_of(con.Test01, "not-a-client-id")
+                client_id = con.Start()["client_id"]
+                con.Test01(client_id)
+                out["wrong_value"] = error_of(con.Test02, client_id, False)
+                client_id = con.Start()["client_id"]
+                ret = con.Test01(client_id)
+                ret = con.Test02(client_id, ret["bool"])
+                ret = con.Test03(client_id, ret["int"])
+                ret = con.Test04(client_id, ret["float"])
+                ret = con.Test05(client_id, ret["string"])
+                ret = con.Test06(client_id, ret["bool"], ret["int"], ret["float"], ret["string"])
+                ret = con.Test07(client_id, ret["struct"])
+                ret = con.Test08(client_id, ret["map"])
+                ret = con.Test09(client_id, ret["set"])
+                out["without_more"] = error_of(con.Test10, client_id, ret["mytype"])
+                # The connection still serves after all these errors.
+                out["start_again"] = "client_id" in con.Start()
+        print(json.dumps(out))
+        """#
+
+    @Test(
+        "out-of-order calls, unknown client ids and a stream without more are refused with the IDL's errors",
+        .enabled(if: python != nil, skipReason)
+    )
+    func refusals() async throws {
+        let python = try #require(Self.python)
+        try await withCertificationServer(python: python) { path, idlPath in
+            let script = (path as NSString).deletingLastPathComponent + "/refusals.py"
+            try Self.refusalsScript.write(toFile: script, atomically: true, encoding: .utf8)
+            let run = try await runWithDeadline(python, [script, "unix:" + path, idlPath], deadline: Self.deadline)
+            #expect(!run.timedOut, "the script did not finish within \(Self.deadline)")
+            try #require(run.status == 0, "the script failed:\n\(run.output)\n\(run.errors)")
+            let result = try JSONValue(parsing: run.output.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(result["interfaces"] == ["org.varlink.service", "org.varlink.certification"])
+            #expect(result["same_description"] == true)
+            #expect(result["client_id_length"] == 32)
+            let certificationError: JSONValue = "org.varlink.certification.CertificationError"
+            #expect(result["out_of_order"]?["error"] == certificationError)
+            #expect(
+                result["out_of_order"]?["parameters"]?["wants"] == ["method": "org.varlink.certification.Test01"]
+            )
+            #expect(result["out_of_order"]?["parameters"]?["got"]?["method"] == "org.varlink.certification.Test02")
+            #expect(result["forgotten"]?["error"] == "org.varlink.certification.ClientIdError")
+            #expect(result["unknown"]?["error"] == "org.varlink.certification.ClientIdError")
+            #expect(result["wrong_value"]?["error"] == certificationError)
+            #expect(result["wrong_value"]?["parameters"]?["got"]?["parameters"]?["bool"] == false)
+            #expect(result["without_more"]?["error"] == "org.varlink.service.ExpectedMore")
+            #expect(result["start_again"] == true)
+        }
+    }
+
+    /// Starts a ``VarlinkServer`` serving ``CertificationService`` with the IDL of the installed Python package on a
+    /// socket in a new temporary directory, runs `body` with the socket path and the IDL file's path, and shuts the
+    /// server down.
+    private func withCertificationServer(
+        python: String,
+        _ body: (_ socketPath: String, _ idlPath: String) async throws -> Void
+    ) async throws {
+        let locate = try await runWithDeadline(
+            python,
+            [
+                "-c",
+                "import os, varlink.tests; "
+                    + "print(os.path.join(os.path.dirname(varlink.tests.__file__), 'org.varlink.certification.varlink'))",
+            ],
+            deadline: Self.deadline
+        )
+        try #require(locate.status == 0, "cannot find the varlink package: \(locate.errors)")
+        let idlPath = locate.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let description = try String(contentsOfFile: idlPath, encoding: .utf8)
+
+        let directory = try makeCertificationDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/certification.sock"
+        let server = try await VarlinkServer.start(
+            listener: .unixPath(path),
+            info: VarlinkServiceInfo(
+                vendor: "Beacon",
+                product: "varlink certification",
+                version: "1",
+                url: "https://varlink.org"
+            )
+        ) {
+            CertificationService(description: description)
+        }
+        do {
+            try await body(path, idlPath)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+}
+
+/// A finished (or killed) child process.
+private struct ProcessRun: Sendable {
+    var status: Int32
+    var output: String
+    var errors: String
+    /// The process outlived its deadline and was killed.
+    var timedOut: Bool
+}
+
+private struct CertificationSetupError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+private func makeCertificationDirectory() throws -> String {
+    var template = Array((NSTemporaryDirectory() + "beacon-certification-XXXXXX").utf8CString)
+    guard let made = mkdtemp(&template) else {
+        throw CertificationSetupError(message: "mkdtemp failed: \(String(cString: strerror(errno)))")
+    }
+    return String(cString: made)
+}
+
+/// Runs a program to its end, or kills it with SIGKILL once `deadline` has passed. Its output goes through files,
+/// so neither stream can fill up and block it.
+private func runWithDeadline(_ executable: String, _ arguments: [String], deadline: Duration) async throws
+    -> ProcessRun
+{
+    let directory = try makeCertificationDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let outputPath = directory + "/stdout"
+    let errorPath = directory + "/stderr"
+    _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+    let (exits, exited) = AsyncStream<Int32>.makeStream()
+    process.terminationHandler = { finished in
+        exited.yield(finished.terminationStatus)
+        exited.finish()
+    }
+    try process.run()
+    let pid = process.processIdentifier
+
+    let status: Int32? = await withTaskGroup(of: Int32?.self) { group in
+        group.addTask {
+            for await status in exits { return status }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: deadline)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+    var timedOut = false
+    if status == nil {
+        timedOut = true
+        kill(pid, SIGKILL)
+        process.waitUntilExit()
+    }
+    return ProcessRun(
+        status: status ?? process.terminationStatus,
+        output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+        errors: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "",
+        timedOut: timedOut
+    )
+}

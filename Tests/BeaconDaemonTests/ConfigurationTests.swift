@@ -1,0 +1,112 @@
+import BeaconProtocol
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    /// The value-size limit the daemon enforces, read from a ValueTooLarge error.
+    static func valueSizeLimit(_ daemon: DaemonProcess) throws -> Int64? {
+        let reply = try daemon.connect().call(
+            "io.beacon.Properties.Set",
+            ["key": "probe", "value": .string(String(repeating: "x", count: 100_000))]
+        )
+        return reply["limit"]?.intValue
+    }
+
+    static func writeConfig(_ directory: String, _ text: String) throws -> String {
+        let path = directory + "/beacond.json"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("precedence: flags over BEACON_* variables over the file over the defaults")
+    func precedence() throws {
+        let defaults = try DaemonProcess()
+        #expect(try Self.valueSizeLimit(defaults) == 65536)
+
+        let file = try Self.writeConfig(defaults.directory, #"{"limits": {"maxValueSize": 1000}}"#)
+        let fromFile = try DaemonProcess(arguments: ["--config", file])
+        #expect(try Self.valueSizeLimit(fromFile) == 1000)
+
+        let fromEnvironment = try DaemonProcess(
+            arguments: ["--config", file],
+            environment: ["BEACON_LIMITS_MAX_VALUE_SIZE": "500"]
+        )
+        #expect(try Self.valueSizeLimit(fromEnvironment) == 500)
+
+        let fromFlag = try DaemonProcess(
+            arguments: ["--config", file, "--limits-max-value-size", "300"],
+            environment: ["BEACON_LIMITS_MAX_VALUE_SIZE": "500"]
+        )
+        #expect(try Self.valueSizeLimit(fromFlag) == 300)
+    }
+
+    @Test("BEACON_ADDRESS=unix:PATH chooses the socket")
+    func address() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/custom.sock"
+        let daemon = try DaemonProcess(environment: ["BEACON_ADDRESS": "unix:" + path])
+        let client = try VarlinkTestClient(path: path)
+        let status = try client.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
+        #expect(status["address"]?.stringValue == "unix:" + path)
+        #expect(daemon.isRunning)
+    }
+
+    @Test("the documented default file matches the built-in defaults")
+    func documentedDefaults() throws {
+        let source = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+            .deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("config/beacond.json").path
+        let daemon = try DaemonProcess(arguments: ["--config", source])
+        #expect(try Self.valueSizeLimit(daemon) == 65536)
+        let text = try String(contentsOfFile: source, encoding: .utf8)
+        let json = try JSONValue(parsing: text)
+        #expect(json["limits"]?["maxValueSize"] == 65536)
+    }
+
+    @Test("an invalid configuration stops the daemon with a message")
+    func invalid() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = try Self.writeConfig(directory, #"{"limits": {"maxValueSize": -5}}"#)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try DaemonProcess.executable())
+        process.arguments = ["--config", file]
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+        #expect(output.contains("limits.maxValueSize"))
+    }
+
+    @Test("SIGHUP reloads the limits, with RELOADING=1 and READY=1")
+    func reload() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = try Self.writeConfig(directory, #"{"limits": {"maxValueSize": 1000}}"#)
+        let daemon = try DaemonProcess(arguments: ["--config", file])
+        #expect(try Self.valueSizeLimit(daemon) == 1000)
+        let watcher = try daemon.connect()
+        _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["**"]], more: true)
+
+        _ = try Self.writeConfig(directory, #"{"limits": {"maxValueSize": 200}}"#)
+        let notify = try #require(daemon.notify)
+        let before = notify.messages.count
+        daemon.signal(SIGHUP)
+        let reloading = try notify.wait(for: "RELOADING=1", after: before)
+        try notify.wait(for: "READY=1", after: reloading + 1)
+        #expect(try Self.valueSizeLimit(daemon) == 200)
+        // Connections survive a reload.
+        try daemon.connect().set("after.reload", 1)
+        #expect(try watcher.receiveItems("changes", count: 1).first?["key"] == "after.reload")
+    }
+}

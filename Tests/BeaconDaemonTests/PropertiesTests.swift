@@ -1,0 +1,123 @@
+import BeaconProtocol
+import Testing
+
+@Suite("io.beacon.Properties")
+struct PropertiesTests {
+    @Test("Set, Get, List and Unset with versions and origins")
+    func roundTrip() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        let first = try client.set("user.name", "alice")
+        let second = try client.set("user.address.city", ["name": "Paris", "zip": 75001])
+        #expect(second > first)
+        try client.set("user-b", 1.5)
+        try client.set("userx", nil)
+
+        let property = try client.parameters("io.beacon.Properties.Get", ["key": "user.name"])["property"]?.members
+        #expect(property?["key"] == "user.name")
+        #expect(property?["value"] == "alice")
+        #expect(property?["version"]?.intValue == first)
+        #expect(property?["ephemeral"] == false)
+        #expect(property?["origin"]?["pid"]?.intValue == testPID)
+        #expect(property?["origin"]?["uid"]?.intValue == testUID)
+        #expect(property?["origin"]?["command"]?.stringValue?.isEmpty == false)
+        #expect((property?["modifiedUsec"]?.intValue ?? 0) > 1_600_000_000_000_000)
+
+        let nested = try client.parameters("io.beacon.Properties.Get", ["key": "user.address.city"])
+        #expect(nested["property"]?["value"] == ["name": "Paris", "zip": 75001])
+
+        // List by prefix is segment-wise and sorted.
+        let listed = try client.parameters("io.beacon.Properties.List", ["prefix": "user"])
+        #expect(
+            listed["properties"]?.elements.compactMap { $0["key"]?.stringValue } == ["user.address.city", "user.name"])
+        #expect(listed["version"]?.intValue == second + 2)
+        let everything = try client.parameters("io.beacon.Properties.List")
+        #expect(everything["properties"]?.elements.count == 4)
+
+        let unset = try client.parameters("io.beacon.Properties.Unset", ["key": "user.name"])
+        #expect((unset["version"]?.intValue ?? 0) > second)
+        let missing = try client.call("io.beacon.Properties.Get", ["key": "user.name"])
+        #expect(missing.error == "io.beacon.Properties.KeyNotFound")
+        #expect(missing["key"] == "user.name")
+        let unsetAgain = try client.call("io.beacon.Properties.Unset", ["key": "user.name"])
+        #expect(unsetAgain.error == "io.beacon.Properties.KeyNotFound")
+    }
+
+    @Test("ifVersion compare-and-set on Set and Unset")
+    func compareAndSet() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        let created = try client.parameters("io.beacon.Properties.Set", ["key": "counter", "value": 1, "ifVersion": 0])
+        let version = try #require(created["version"]?.intValue)
+
+        var reply = try client.call("io.beacon.Properties.Set", ["key": "counter", "value": 2, "ifVersion": 0])
+        #expect(reply.error == "io.beacon.Properties.VersionMismatch")
+        #expect(reply["key"] == "counter")
+        #expect(reply["expected"] == 0)
+        #expect(reply["actual"]?.intValue == version)
+
+        reply = try client.call("io.beacon.Properties.Set", ["key": "counter", "value": 2, "ifVersion": .int(version)])
+        #expect(reply.error == nil)
+        let updated = try #require(reply["version"]?.intValue)
+
+        reply = try client.call("io.beacon.Properties.Unset", ["key": "counter", "ifVersion": .int(version)])
+        #expect(reply.error == "io.beacon.Properties.VersionMismatch")
+        #expect(reply["actual"]?.intValue == updated)
+        reply = try client.call("io.beacon.Properties.Unset", ["key": "counter", "ifVersion": .int(updated)])
+        #expect(reply.error == nil)
+
+        reply = try client.call("io.beacon.Properties.Set", ["key": "counter", "value": 3, "ifVersion": 7])
+        #expect(reply.error == "io.beacon.Properties.VersionMismatch")
+        #expect(reply["actual"] == 0)
+    }
+
+    @Test(
+        "reserved prefixes are read-only",
+        arguments: ["lifecycle.state", "session.active", "system.sleeping", "daemon.x"])
+    func readOnly(key: String) throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        var reply = try client.call("io.beacon.Properties.Set", ["key": .string(key), "value": true])
+        #expect(reply.error == "io.beacon.Properties.ReadOnly")
+        #expect(reply["key"]?.stringValue == key)
+        reply = try client.call("io.beacon.Properties.Unset", ["key": .string(key)])
+        #expect(reply.error == "io.beacon.Properties.ReadOnly")
+        // Reading is allowed.
+        reply = try client.call("io.beacon.Properties.Get", ["key": .string(key)])
+        #expect(reply.error == "io.beacon.Properties.KeyNotFound")
+    }
+
+    @Test("invalid keys, patterns, oversized values and too many patterns get named errors")
+    func invalidInput() throws {
+        let daemon = try DaemonProcess(arguments: [
+            "--limits-max-value-size", "100", "--limits-max-patterns", "3", "--limits-max-key-depth", "4",
+        ])
+        let client = try daemon.connect()
+        for key in ["", "a..b", "a.*", "with space", ".a", "a.", "a.b.c.d.e"] {
+            let reply = try client.call("io.beacon.Properties.Set", ["key": .string(key), "value": 1])
+            #expect(reply.error == "io.beacon.Properties.InvalidKey", "key \(key)")
+            #expect(reply["key"]?.stringValue == key)
+            #expect(reply["reason"]?.stringValue?.isEmpty == false)
+        }
+        let long = String(repeating: "x", count: 300)
+        var reply = try client.call("io.beacon.Properties.Get", ["key": .string(long)])
+        #expect(reply.error == "io.beacon.Properties.InvalidKey")
+
+        reply = try client.call(
+            "io.beacon.Properties.Set", ["key": "big", "value": .string(String(repeating: "v", count: 200))])
+        #expect(reply.error == "io.beacon.Properties.ValueTooLarge")
+        #expect(reply["key"] == "big")
+        #expect(reply["size"] == 202)
+        #expect(reply["limit"] == 100)
+
+        reply = try client.call("io.beacon.Properties.Watch", ["patterns": ["a.**.b"]], more: true)
+        #expect(reply.error == "io.beacon.Properties.InvalidPattern")
+        #expect(reply["pattern"] == "a.**.b")
+        reply = try client.call("io.beacon.Properties.Watch", ["patterns": ["a", "b", "c", "d"]], more: true)
+        #expect(reply.error == "io.beacon.LimitExceeded")
+        #expect(reply["limit"] == "maxPatterns")
+        #expect(reply["maximum"] == 3)
+        reply = try client.call("io.beacon.Properties.List", ["prefix": "a.*"])
+        #expect(reply.error == "io.beacon.Properties.InvalidKey")
+    }
+}

@@ -1,0 +1,48 @@
+import BeaconProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+extension VarlinkReply {
+    /// A parameter, for assertions.
+    subscript(_ name: String) -> JSONValue? { parameters[name] }
+}
+
+extension JSONValue {
+    /// The object members, or an empty dictionary.
+    var members: [String: JSONValue] { objectValue ?? [:] }
+    /// The array elements, or an empty array.
+    var elements: [JSONValue] { arrayValue ?? [] }
+}
+
+/// The test process's pid, as the daemon reports it in origins.
+let testPID = Int64(getpid())
+let testUID = Int64(getuid())
+
+extension VarlinkTestClient {
+    /// Sets a property and returns the change's version.
+    @discardableResult
+    func set(_ key: String, _ value: JSONValue, ephemeral: Bool = false) throws -> Int64 {
+        var parameters: [String: JSONValue] = ["key": .string(key), "value": value]
+        if ephemeral { parameters["ephemeral"] = true }
+        let reply = try self.parameters("io.beacon.Properties.Set", parameters)
+        guard let version = reply["version"]?.intValue else { throw TestFailure("Set returned no version") }
+        return version
+    }
+
+    /// Collects stream replies until `count` changes (or notifications) arrived.
+    func receiveItems(_ field: String, count: Int) throws -> [JSONValue] {
+        var items: [JSONValue] = []
+        while items.count < count {
+            let reply = try receive()
+            guard reply.error == nil, reply.continues else {
+                throw TestFailure("unexpected stream reply \(reply)")
+            }
+            items.append(contentsOf: reply[field]?.elements ?? [])
+        }
+        return items
+    }
+}

@@ -1,0 +1,70 @@
+import BeaconProtocol
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+@Suite("systemd integration")
+struct SystemdTests {
+    static let activator = "/usr/bin/systemd-socket-activate"
+
+    @Test("socket activation: beacond adopts the listening socket it is passed")
+    func socketActivation() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.activator) else {
+            print("skipping the socket activation test: \(Self.activator) is not installed (Debian package systemd)")
+            return
+        }
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/activated.sock"
+        let notify = try NotifySocket(path: directory + "/notify.sock")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.activator)
+        // The activator passes its children only the variables named with -E.
+        let environment = [
+            "XDG_RUNTIME_DIR": directory + "/run", "XDG_STATE_HOME": directory + "/state",
+            "XDG_CONFIG_HOME": directory + "/config", "HOME": directory, "NOTIFY_SOCKET": notify.path,
+        ]
+        process.arguments =
+            ["-l", path] + environment.sorted { $0.key < $1.key }.map { "-E\($0.key)=\($0.value)" }
+            + [try DaemonProcess.executable()]
+        process.environment = environment
+        let log = directory + "/log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        try process.run()
+        defer {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+
+        // The activator creates the socket; the first connection starts the daemon.
+        var client: VarlinkTestClient?
+        let deadline = ContinuousClock.now + .seconds(20)
+        while client == nil && ContinuousClock.now < deadline && process.isRunning {
+            client = try? VarlinkTestClient(path: path)
+            if client == nil { usleep(10_000) }
+        }
+        let connected = try #require(client, "the activator did not listen on \(path)")
+        let status = try connected.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
+        #expect(
+            status["address"]?.stringValue == "unix:" + path,
+            "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"
+        )
+        try notify.wait(for: "READY=1", alive: { process.isRunning })
+        #expect(access(directory + "/state/beacon/store.sqlite", F_OK) == 0)
+        // No socket of its own was bound at the default path.
+        #expect(access(directory + "/run/beacon.sock", F_OK) != 0)
+
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        try notify.wait(for: "STOPPING=1")
+    }
+}
