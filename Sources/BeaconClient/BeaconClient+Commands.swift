@@ -1,0 +1,124 @@
+import BeaconProtocol
+
+/// Method names of the Beacon interfaces.
+enum Method {
+    static let get = "io.beacon.Properties.Get"
+    static let set = "io.beacon.Properties.Set"
+    static let unset = "io.beacon.Properties.Unset"
+    static let list = "io.beacon.Properties.List"
+    static let watch = "io.beacon.Properties.Watch"
+    static let post = "io.beacon.Notifications.Post"
+    static let observe = "io.beacon.Notifications.Observe"
+    static let status = "io.beacon.Daemon.Status"
+    static let clients = "io.beacon.Daemon.Clients"
+}
+
+extension BeaconClient {
+    /// The property stored under `key`. Throws ``BeaconError/Code/keyNotFound`` when there is none.
+    public func get(_ key: String) async throws(BeaconError) -> BeaconProperty {
+        let reply = try await call(method: Method.get, parameters: ["key": .string(key)])
+        return try BeaconProperty(parsing: reply["property"])
+    }
+
+    /// The value stored under `key` decoded as `type`, or `nil` when the key does not exist. Throws
+    /// ``BeaconError/Code/decodingFailed`` when the stored value is not a `T`.
+    public func value<T: Decodable>(_ key: String, as type: T.Type) async throws(BeaconError) -> T? {
+        do {
+            return try await get(key).value(as: type)
+        } catch  where error.code == .keyNotFound {
+            return nil
+        }
+    }
+
+    /// Stores `value` under `key` and returns the version of the change.
+    ///
+    /// - Parameters:
+    ///   - ifVersion: makes the call a compare-and-set: the value is stored only when the key's current version
+    ///     is `ifVersion` (0: the key must not exist); else ``BeaconError/Code/versionMismatch``, whose
+    ///     parameters hold the `actual` version.
+    ///   - ephemeral: the property is removed when this client's command connection closes, which includes a
+    ///     restart of the daemon; the client does not store it again after reconnecting.
+    @discardableResult
+    public func set(
+        _ key: String,
+        to value: JSONValue,
+        ifVersion: Int64? = nil,
+        ephemeral: Bool = false
+    ) async throws(BeaconError) -> Int64 {
+        var parameters: [String: JSONValue] = ["key": .string(key), "value": value]
+        if let ifVersion { parameters["ifVersion"] = .int(ifVersion) }
+        if ephemeral { parameters["ephemeral"] = .bool(true) }
+        let reply = try await call(method: Method.set, parameters: parameters)
+        return try ReplyReader(reply, "Set reply").int("version")
+    }
+
+    /// Stores any `Encodable` value under `key` (encoded to JSON); see ``set(_:to:ifVersion:ephemeral:)``.
+    @discardableResult
+    public func set<T: Encodable>(
+        _ key: String,
+        to value: T,
+        ifVersion: Int64? = nil,
+        ephemeral: Bool = false
+    ) async throws(BeaconError) -> Int64 {
+        let json = try ValueCoding.encode(value, key: key)
+        return try await set(key, to: json, ifVersion: ifVersion, ephemeral: ephemeral)
+    }
+
+    /// Deletes `key` and returns the version of the deletion. Throws ``BeaconError/Code/keyNotFound`` when the
+    /// key does not exist; `ifVersion` works as in ``set(_:to:ifVersion:ephemeral:)``.
+    @discardableResult
+    public func unset(_ key: String, ifVersion: Int64? = nil) async throws(BeaconError) -> Int64 {
+        var parameters: [String: JSONValue] = ["key": .string(key)]
+        if let ifVersion { parameters["ifVersion"] = .int(ifVersion) }
+        let reply = try await call(method: Method.unset, parameters: parameters)
+        return try ReplyReader(reply, "Unset reply").int("version")
+    }
+
+    /// The properties at or below `prefix` (every property when `nil`), sorted by key, and the daemon's current
+    /// version.
+    public func list(prefix: String? = nil) async throws(BeaconError) -> (properties: [BeaconProperty], version: Int64)
+    {
+        var parameters: [String: JSONValue] = [:]
+        if let prefix { parameters["prefix"] = .string(prefix) }
+        let reply = try await call(method: Method.list, parameters: parameters)
+        let reader = ReplyReader(reply, "List reply")
+        var properties: [BeaconProperty] = []
+        for entry in try reader.array("properties") {
+            properties.append(try BeaconProperty(parsing: entry))
+        }
+        return (properties, try reader.int("version"))
+    }
+
+    /// Posts a notification and returns its sequence number.
+    @discardableResult
+    public func post(_ name: String, userInfo: JSONValue? = nil) async throws(BeaconError) -> Int64 {
+        try await postJSON(name, userInfo: userInfo)
+    }
+
+    /// Posts a notification whose `userInfo` is any `Encodable` value.
+    @discardableResult
+    public func post<T: Encodable>(_ name: String, userInfo: T) async throws(BeaconError) -> Int64 {
+        try await postJSON(name, userInfo: try ValueCoding.encode(userInfo, key: name))
+    }
+
+    private func postJSON(_ name: String, userInfo: JSONValue?) async throws(BeaconError) -> Int64 {
+        var parameters: [String: JSONValue] = ["name": .string(name)]
+        if let userInfo { parameters["userInfo"] = userInfo }
+        let reply = try await call(method: Method.post, parameters: parameters)
+        return try ReplyReader(reply, "Post reply").int("sequence")
+    }
+
+    /// `io.beacon.Daemon.Status`: the daemon's state as the daemon reports it.
+    public func daemonStatus() async throws(BeaconError) -> [String: JSONValue] {
+        let reply = try await call(method: Method.status)
+        guard let status = reply["status"]?.objectValue else { throw .invalidReply("Status reply has no status") }
+        return status
+    }
+
+    /// `io.beacon.Daemon.Clients`: the connected clients as the daemon reports them.
+    public func daemonClients() async throws(BeaconError) -> [[String: JSONValue]] {
+        let reply = try await call(method: Method.clients)
+        guard let clients = reply["clients"]?.arrayValue else { throw .invalidReply("Clients reply has no clients") }
+        return clients.compactMap(\.objectValue)
+    }
+}

@@ -1,0 +1,173 @@
+import BeaconProtocol
+
+/// The credentials of the connection that made a change or posted a notification.
+public struct BeaconOrigin: Sendable, Hashable {
+    public var uid: Int64
+    public var pid: Int64
+    /// The process name, when the daemon could read it.
+    public var command: String?
+
+    public init(uid: Int64, pid: Int64, command: String? = nil) {
+        self.uid = uid
+        self.pid = pid
+        self.command = command
+    }
+
+    init(parsing value: JSONValue?) throws(BeaconError) {
+        let reader = try ReplyReader(value, "origin")
+        self.init(uid: try reader.int("uid"), pid: try reader.int("pid"), command: reader.optionalString("command"))
+    }
+}
+
+/// A property as the daemon stores it.
+public struct BeaconProperty: Sendable, Hashable {
+    public var key: String
+    public var value: JSONValue
+    /// The version of the change that set ``value``.
+    public var version: Int64
+    /// When that change was made, in microseconds since the Unix epoch.
+    public var modifiedUsec: Int64
+    /// Whether the property goes away with the connection that set it.
+    public var ephemeral: Bool
+    public var origin: BeaconOrigin
+
+    public init(
+        key: String,
+        value: JSONValue,
+        version: Int64,
+        modifiedUsec: Int64,
+        ephemeral: Bool,
+        origin: BeaconOrigin
+    ) {
+        self.key = key
+        self.value = value
+        self.version = version
+        self.modifiedUsec = modifiedUsec
+        self.ephemeral = ephemeral
+        self.origin = origin
+    }
+
+    init(parsing value: JSONValue?) throws(BeaconError) {
+        let reader = try ReplyReader(value, "property")
+        self.init(
+            key: try reader.string("key"),
+            value: reader.members["value"] ?? .null,
+            version: try reader.int("version"),
+            modifiedUsec: try reader.int("modifiedUsec"),
+            ephemeral: reader.bool("ephemeral", default: false),
+            origin: try BeaconOrigin(parsing: reader.members["origin"])
+        )
+    }
+
+    /// ``value`` decoded as `type`; throws ``BeaconError/Code/decodingFailed``.
+    public func value<T: Decodable>(as type: T.Type) throws(BeaconError) -> T {
+        try ValueCoding.decode(type, from: value, key: key, version: version)
+    }
+}
+
+/// One change of one key, as delivered by a watch.
+public struct PropertyChange: Sendable, Hashable {
+    public var key: String
+    /// The new value; `nil` when the key was deleted.
+    public var value: JSONValue?
+    /// The previous value, when the watch asked for it and the key existed before.
+    public var old: JSONValue?
+    public var version: Int64
+    public var deleted: Bool
+    public var origin: BeaconOrigin?
+
+    public init(
+        key: String,
+        value: JSONValue?,
+        old: JSONValue? = nil,
+        version: Int64,
+        deleted: Bool,
+        origin: BeaconOrigin? = nil
+    ) {
+        self.key = key
+        self.value = value
+        self.old = old
+        self.version = version
+        self.deleted = deleted
+        self.origin = origin
+    }
+
+    init(parsing value: JSONValue) throws(BeaconError) {
+        let reader = try ReplyReader(value, "change")
+        let deleted = reader.bool("deleted", default: false)
+        // JSONValue is ExpressibleByNilLiteral: spell out the absent value, which a bare `nil` would not be here.
+        let value: JSONValue? = deleted ? Optional<JSONValue>.none : .some(reader.members["value"] ?? .null)
+        self.init(
+            key: try reader.string("key"),
+            value: value,
+            old: reader.members["old"],
+            version: try reader.int("version"),
+            deleted: deleted,
+            origin: try? BeaconOrigin(parsing: reader.members["origin"])
+        )
+    }
+
+    /// ``value`` decoded as `type` (`nil` for a deletion); throws ``BeaconError/Code/decodingFailed``.
+    public func value<T: Decodable>(as type: T.Type) throws(BeaconError) -> T? {
+        guard let value else { return nil }
+        return try ValueCoding.decode(type, from: value, key: key, version: version)
+    }
+}
+
+/// A notification as delivered to an observer.
+public struct BeaconNotification: Sendable, Hashable {
+    public var name: String
+    public var userInfo: JSONValue?
+    /// The daemon-wide number of the notification.
+    public var sequence: Int64
+    public var origin: BeaconOrigin?
+
+    public init(name: String, userInfo: JSONValue? = nil, sequence: Int64, origin: BeaconOrigin? = nil) {
+        self.name = name
+        self.userInfo = userInfo
+        self.sequence = sequence
+        self.origin = origin
+    }
+
+    init(parsing value: JSONValue) throws(BeaconError) {
+        let reader = try ReplyReader(value, "notification")
+        self.init(
+            name: try reader.string("name"),
+            userInfo: reader.value("userInfo"),
+            sequence: try reader.int("sequence"),
+            origin: try? BeaconOrigin(parsing: reader.members["origin"])
+        )
+    }
+
+    /// ``userInfo`` decoded as `type` (`nil` when there is none); throws ``BeaconError/Code/decodingFailed``.
+    public func userInfo<T: Decodable>(as type: T.Type) throws(BeaconError) -> T? {
+        guard let userInfo else { return nil }
+        return try ValueCoding.decode(type, from: userInfo, key: name, version: sequence)
+    }
+}
+
+/// Converts between Swift values and JSON values, with the client's errors.
+enum ValueCoding {
+    static func encode<T: Encodable>(_ value: T, key: String) throws(BeaconError) -> JSONValue {
+        if let json = value as? JSONValue { return json }
+        do {
+            return try JSONValue(encoding: value)
+        } catch {
+            throw .encodingFailed(key: key, cause: error)
+        }
+    }
+
+    static func decode<T: Decodable>(
+        _ type: T.Type,
+        from json: JSONValue,
+        key: String,
+        version: Int64?
+    ) throws(BeaconError) -> T {
+        if let value = json as? T { return value }
+        do {
+            return try json.decode(type)
+        } catch {
+            throw .decodingFailed(key: key, type: type, version: version, cause: error)
+        }
+    }
+}

@@ -1,0 +1,283 @@
+import BeaconProtocol
+import Dispatch
+import Signals
+import Synchronization
+
+/// The state of a remote key as a watch last reported it.
+struct RemoteSnapshot: Sendable, Hashable {
+    /// The value; `nil` when the key does not exist.
+    var json: JSONValue?
+    /// The version a compare-and-set must name to replace this state: the value's version, 0 for a missing key.
+    var keyVersion: Int64
+    /// The version at which this state was observed: the change's version, or the watch's version for the
+    /// initial state of a missing key. Later states have larger ones.
+    var version: Int64
+}
+
+/// A property stored in the daemon, observable like a ``Signals/Property``: each observer gets the current value
+/// first, then every change, and values bound to it with `<~` are written to the daemon.
+///
+/// ```swift
+/// let name = client.property("user.name", as: String.self, default: "")
+/// label.reactive.text <~ name                       // the current name, then every change
+/// name <~ textField.reactive.text                   // every edit is written (Set)
+/// name.bidirectionalBind(to: model.name)            // both ways, compare-and-set
+/// for try await value in name.updates { ... }       // as an AsyncSequence
+/// ```
+///
+/// **A missing key.** ``BeaconClient/property(_:as:default:)`` gives a `RemoteProperty<Value>` whose observers get
+/// the default value while the key does not exist; ``BeaconClient/property(_:as:)`` gives a
+/// `RemoteProperty<Value?>` whose observers get `nil` then, and writing `nil` deletes the key (Unset).
+///
+/// **Watching.** The property watches its key while it has at least one observer (bindings and
+/// ``updates`` iterations count): the first observer opens a `Watch` stream on a connection of its own, the last
+/// one to go closes it. Across a restart of the daemon the watch resumes with `since` the last version seen, so
+/// observers miss no change. Until the first reply has arrived observers get nothing; after that a new observer
+/// gets the latest value at once.
+///
+/// **Threads.** Observers are called on the property's own serial queue, one value at a time, in version order.
+/// Bind user-interface objects through a ``Signals/BindingTarget`` with the `.mainActor` context, or
+/// `receive(on:)`.
+///
+/// **Errors.** A stored value that does not decode as `Value` is not delivered: it is reported on ``errors`` (and
+/// ``BeaconClient/errors``) as ``BeaconError/Code/decodingFailed``, and ``updates`` throws it. Failed writes and
+/// compare-and-set conflicts are reported on ``errors`` too.
+public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner, Sendable {
+    public typealias Element = Value
+
+    /// One delivered state: the decoded value (or why it did not decode) and the snapshot it came from.
+    struct Delivery: Sendable {
+        var result: Result<Value, BeaconError>
+        var snapshot: RemoteSnapshot
+    }
+
+    private struct State {
+        var observers = 0
+        var session = 0
+        var task: Task<Void, Never>?
+        var latest: Delivery?
+        var lastGood: Value?
+    }
+
+    /// The key this property reflects.
+    public let key: String
+    /// The client it belongs to.
+    public let client: BeaconClient
+    /// Holds bindings into this property; disposed when it is deallocated.
+    public let bag = DisposeBag()
+
+    let decodeValue: @Sendable (JSONValue?, Int64) throws(BeaconError) -> Value
+    let encodeValue: @Sendable (Value) throws(BeaconError) -> JSONValue?
+    /// Where observers are called and every delivery is ordered.
+    let queue: DispatchQueue
+    private let state = Mutex(State())
+    private let deliveries = PassthroughSubject<Delivery>()
+    private let errorSubject = PassthroughSubject<BeaconError>()
+    private let keyError: BeaconError?
+    let writes: SerialCallQueue
+
+    init(
+        client: BeaconClient,
+        key: String,
+        decode: @escaping @Sendable (JSONValue?, Int64) throws(BeaconError) -> Value,
+        encode: @escaping @Sendable (Value) throws(BeaconError) -> JSONValue?
+    ) {
+        self.client = client
+        self.key = key
+        self.decodeValue = decode
+        self.encodeValue = encode
+        queue = DispatchQueue(label: "io.beacon.client.property.\(key)")
+        do {
+            _ = try PropertyKey(key)
+            keyError = nil
+        } catch {
+            keyError = BeaconError(
+                code: .invalidKey, name: "io.beacon.Properties.InvalidKey",
+                parameters: ["key": .string(key), "reason": .string(error.reason)],
+                message: "\"\(key)\" is not a valid key: \(error.reason)")
+        }
+        let errors = errorSubject
+        writes = SerialCallQueue { error in
+            errors.send(error)
+            client.report(error)
+        }
+    }
+
+    deinit {
+        writes.finish()
+    }
+
+    // MARK: Reading
+
+    /// The latest value a watch delivered, or `nil` while the property is not watched or before the first reply.
+    public var latestValue: Value? {
+        state.withLock { state -> Value? in
+            guard state.latest != nil else { return Optional<Value>.none }
+            return state.lastGood
+        }
+    }
+
+    /// The version of the latest state delivered (the value's version, or the deletion's), `nil` like
+    /// ``latestValue``.
+    public var latestVersion: Int64? {
+        state.withLock { $0.latest?.snapshot.version }
+    }
+
+    /// Reads the current value from the daemon (a `Get`), without watching.
+    public func load() async throws(BeaconError) -> Value {
+        do {
+            let property = try await client.get(key)
+            return try decodeValue(property.value, property.version)
+        } catch  where error.code == .keyNotFound {
+            return try decodeValue(nil, 0)
+        }
+    }
+
+    /// Sends the current value (once known) and every change to `observer`, on the property's queue.
+    @discardableResult
+    public func observe(with observer: @escaping (Event<Value>) -> Void) -> any Disposable {
+        observeDeliveries { event in
+            switch event {
+            case .next(let delivery):
+                if case .success(let value) = delivery.result { observer(.next(value)) }
+            case .completed:
+                observer(.completed)
+            }
+        }
+    }
+
+    /// Errors concerning this property: values that do not decode, writes that failed, compare-and-set
+    /// conflicts of ``bidirectionalBind(to:)``, and a watch the daemon refused.
+    public var errors: Signal<BeaconError> { errorSubject.toSignal() }
+
+    /// The values as an `AsyncSequence`: the current value (once known), then every change. Throws
+    /// ``BeaconError/Code/decodingFailed`` when a value does not decode, and the daemon's error when it refuses
+    /// the watch. Iterating keeps the property watched.
+    public var updates: AsyncThrowingStream<Value, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Value.self)
+        let subscription = observeDeliveries { event in
+            switch event {
+            case .next(let delivery):
+                switch delivery.result {
+                case .success(let value): continuation.yield(value)
+                case .failure(let error): continuation.finish(throwing: error)
+                }
+            case .completed:
+                continuation.finish(throwing: self.keyError)
+            }
+        }
+        continuation.onTermination = { _ in subscription.dispose() }
+        return stream
+    }
+
+    func report(_ error: BeaconError) {
+        errorSubject.send(error)
+        client.report(error)
+    }
+
+    /// Registers `observer` for deliveries, starting the watch for the first observer. The latest delivery is
+    /// sent first; everything runs on ``queue``.
+    func observeDeliveries(_ observer: @escaping (Event<Delivery>) -> Void) -> any Disposable {
+        if let keyError {
+            report(keyError)
+            observer(.completed)
+            return NonDisposable.instance
+        }
+        let registration = SerialDisposable()
+        let target = UncheckedBox(observer)
+        retain()
+        queue.async {
+            guard !registration.isDisposed else { return }
+            let latest = self.state.withLock { $0.latest }
+            registration.inner = self.deliveries.observe(with: target.value)
+            if let latest, !registration.isDisposed { target.value(.next(latest)) }
+        }
+        return BlockDisposable {
+            registration.dispose()
+            self.release()
+        }
+    }
+
+    private func retain() {
+        let start = state.withLock { state -> Int? in
+            state.observers += 1
+            guard state.observers == 1 else { return nil }
+            state.session += 1
+            return state.session
+        }
+        guard let session = start else { return }
+        let task = Task { await self.runWatch(session: session) }
+        let stale = state.withLock { state -> Bool in
+            if state.session == session && state.observers > 0 {
+                state.task = task
+                return false
+            }
+            return true
+        }
+        if stale { task.cancel() }
+    }
+
+    private func release() {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.observers -= 1
+            guard state.observers == 0 else { return nil }
+            state.session += 1
+            state.latest = nil
+            state.lastGood = nil
+            defer { state.task = nil }
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    private func runWatch(session: Int) async {
+        let watch = PropertyWatch(patterns: [key], initial: true, old: false)
+        let key = self.key
+        let error = await watch.run(on: client) { batch in
+            var snapshot: RemoteSnapshot?
+            if batch.isSnapshot {
+                snapshot = RemoteSnapshot(json: nil, keyVersion: 0, version: batch.version)
+            }
+            for change in batch.changes where change.key == key {
+                snapshot = RemoteSnapshot(
+                    json: change.deleted ? Optional<JSONValue>.none : change.value,
+                    keyVersion: change.deleted ? 0 : change.version,
+                    version: change.version)
+            }
+            if let snapshot { self.deliver(snapshot, session: session) }
+        }
+        if let error, !Task.isCancelled {
+            // Closing the client ends every watch; that is no error to report.
+            if error.code != .clientClosed { report(error) }
+            queue.async { self.deliveries.send(completion: ()) }
+        }
+    }
+
+    private func deliver(_ snapshot: RemoteSnapshot, session: Int) {
+        let result: Result<Value, BeaconError>
+        do throws(BeaconError) {
+            result = .success(try decodeValue(snapshot.json, snapshot.version))
+        } catch {
+            result = .failure(error)
+        }
+        queue.async {
+            let current = self.state.withLock { state -> Bool in
+                guard state.session == session else { return false }
+                if let latest = state.latest, latest.snapshot.version >= snapshot.version { return false }
+                state.latest = Delivery(result: result, snapshot: snapshot)
+                if case .success(let value) = result { state.lastGood = value }
+                return true
+            }
+            guard current else { return }
+            if case .failure(let error) = result { self.report(error) }
+            self.deliveries.send(Delivery(result: result, snapshot: snapshot))
+        }
+    }
+}
+
+/// Carries a non-`Sendable` observer closure to the property's queue, where it is only ever called.
+struct UncheckedBox<Wrapped>: @unchecked Sendable {
+    // Sendable: the closure is handed over once and then only called on one serial queue.
+    let value: Wrapped
+    init(_ value: Wrapped) { self.value = value }
+}

@@ -1,0 +1,33 @@
+import BeaconProtocol
+
+/// Runs `io.beacon.Notifications.Observe` across reconnections.
+///
+/// Notifications are not stored: those posted while the client was disconnected are not delivered (the
+/// notification bus has NotificationCenter semantics; state a late observer needs belongs in a property).
+struct NotificationObservation: Sendable {
+    let patterns: [String]
+
+    /// Runs until the task is cancelled or the daemon refuses the call. `subscribed` is called after the first
+    /// reply of every subscription, `deliver` with each notification in order.
+    func run(
+        on client: BeaconClient,
+        subscribed: @Sendable () -> Void = {},
+        deliver: @Sendable (BeaconNotification) -> Void
+    ) async -> BeaconError? {
+        let parameters: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
+        let patterns = self.patterns
+        @Sendable func makeParameters() -> [String: JSONValue] { parameters }
+        return await client.runResubscribing(method: Method.observe, parameters: makeParameters) {
+            (reply, first) throws(BeaconError) in
+            let reader = ReplyReader(reply, "Observe reply")
+            if let overflow = reader.optionalInt("overflow"), overflow > 0 {
+                client.report(.notificationsDropped(overflow, patterns: patterns))
+            }
+            for entry in try reader.array("notifications") {
+                deliver(try BeaconNotification(parsing: entry))
+            }
+            if first { subscribed() }
+            return .proceed
+        }
+    }
+}

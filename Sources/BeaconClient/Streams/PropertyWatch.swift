@@ -1,0 +1,141 @@
+import BeaconProtocol
+import Synchronization
+
+/// One reply of a property watch, after the client's bookkeeping.
+public struct PropertyWatchBatch: Sendable, Hashable {
+    /// The changes in version order.
+    ///
+    /// After a resynchronisation (``resync``) the client adds a deletion for every key it had reported that is no
+    /// longer present, so applying the changes in order always gives the daemon's state.
+    public var changes: [PropertyChange]
+    /// The daemon's version after these changes.
+    public var version: Int64
+    /// The first batch of a subscription: with `initial`, the current values; after a reconnection, the changes
+    /// made while the client was away.
+    public var isFirst: Bool
+    /// The batch holds the current value of every matching key (the first batch of a watch with `initial`, or a
+    /// resynchronisation): a key it does not mention does not exist.
+    public var isSnapshot: Bool
+    /// The daemon could not replay the changes since the last version the client saw (its history was too short,
+    /// or its store was replaced) and sent every current value instead.
+    public var resync: Bool
+    /// Changes the daemon merged away because the client read too slowly (the latest value of each key is kept).
+    public var overflow: Int64
+}
+
+/// The state of a watch that survives reconnections: the last version seen, so that a new subscription asks for
+/// the changes `since` it, and the keys reported so far, so that a resynchronisation can report deletions.
+final class PropertyWatch: Sendable {
+    private struct State {
+        var lastVersion: Int64?
+        var knownKeys: Set<String> = []
+        /// Ask for the initial values (and treat the reply as a resynchronisation) on the next subscription.
+        var forceResync = false
+    }
+
+    let patterns: [String]
+    let initial: Bool
+    let old: Bool
+    private let state = Mutex(State())
+
+    init(patterns: [String], initial: Bool, old: Bool) {
+        self.patterns = patterns
+        self.initial = initial
+        self.old = old
+    }
+
+    /// The parameters of the next `Watch` call.
+    func parameters() -> [String: JSONValue] {
+        var parameters: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
+        if old { parameters["old"] = true }
+        state.withLock { state in
+            if let since = state.lastVersion, !state.forceResync {
+                parameters["since"] = .int(since)
+            } else if initial || state.forceResync {
+                parameters["initial"] = true
+            }
+        }
+        return parameters
+    }
+
+    /// Turns a reply into a batch; `nil` when the subscription must be made again (the daemon's version went
+    /// back: it lost the history the client relies on, so the client asks for every current value).
+    func batch(from reply: [String: JSONValue], first: Bool) throws(BeaconError) -> PropertyWatchBatch? {
+        let reader = ReplyReader(reply, "Watch reply")
+        let version = try reader.int("version")
+        var changes: [PropertyChange] = []
+        for entry in try reader.array("changes") {
+            changes.append(try PropertyChange(parsing: entry))
+        }
+        let daemonResync = reader.bool("resync", default: false)
+        let overflow = reader.optionalInt("overflow") ?? 0
+        return state.withLock { state -> PropertyWatchBatch? in
+            var resync = daemonResync
+            var isSnapshot = daemonResync
+            if first {
+                if state.lastVersion == nil && initial { isSnapshot = true }
+                if let since = state.lastVersion, !state.forceResync, version < since {
+                    state.forceResync = true
+                    return nil
+                }
+                if state.forceResync {
+                    resync = true
+                    isSnapshot = true
+                    state.forceResync = false
+                }
+            }
+            if resync {
+                let present = Set(changes.map(\.key))
+                let gone = state.knownKeys.subtracting(present).sorted()
+                let deletions = gone.map { PropertyChange(key: $0, value: nil, version: version, deleted: true) }
+                changes = deletions + changes
+            }
+            for change in changes {
+                if change.deleted { state.knownKeys.remove(change.key) } else { state.knownKeys.insert(change.key) }
+            }
+            state.lastVersion = max(state.lastVersion ?? 0, version)
+            return PropertyWatchBatch(
+                changes: changes, version: version, isFirst: first, isSnapshot: isSnapshot, resync: resync,
+                overflow: overflow)
+        }
+    }
+
+    /// Runs the watch on `client` until the task is cancelled or the daemon answers with an error, calling
+    /// `deliver` with every batch in order.
+    func run(
+        on client: BeaconClient,
+        deliver: @Sendable (PropertyWatchBatch) -> Void
+    ) async -> BeaconError? {
+        await client.runResubscribing(method: Method.watch, parameters: parameters) {
+            (reply, first) throws(BeaconError) in
+            guard let batch = try batch(from: reply, first: first) else { return .resubscribe }
+            deliver(batch)
+            return .proceed
+        }
+    }
+}
+
+extension BeaconClient {
+    /// The changes of the keys matching `patterns`, as batches, across reconnections (resubscribing with `since`,
+    /// so no change is missed).
+    ///
+    /// - Parameters:
+    ///   - initial: the first batch holds the current value of every matching key.
+    ///   - old: changes carry the previous value.
+    /// The sequence throws when the daemon refuses the watch (``BeaconError/Code/invalidPattern``, ...); ending
+    /// the iteration closes the watch.
+    public func watch(
+        _ patterns: [String],
+        initial: Bool = false,
+        old: Bool = false
+    ) -> AsyncThrowingStream<PropertyWatchBatch, any Error> {
+        let (output, continuation) = AsyncThrowingStream.makeStream(of: PropertyWatchBatch.self)
+        let watch = PropertyWatch(patterns: patterns, initial: initial, old: old)
+        let task = Task {
+            let error = await watch.run(on: self) { batch in continuation.yield(batch) }
+            continuation.finish(throwing: error)
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return output
+    }
+}
