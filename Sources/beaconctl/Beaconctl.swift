@@ -1,0 +1,59 @@
+import ArgumentParser
+import BeaconClient
+
+/// `beaconctl`: inspect and drive the Beacon bus from a terminal or a shell script.
+@main
+struct Beaconctl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "beaconctl",
+        abstract: "Inspect and drive the Beacon bus: properties, notifications, clients.",
+        discussion: """
+            Talks varlink to beacond over its Unix socket. Every command takes --address, --json and \
+            --timeout; streams (watch, monitor, call --more) also take --limit.
+
+            VALUES: a value given on the command line (set, post, wait KEY=VALUE) is read as JSON when it \
+            parses as JSON (42, true, null, "text", [1,2], {"a":1}), otherwise it is taken as a plain string.
+
+            OUTPUT: --json prints the parameters of the daemon's reply as one JSON object; streams print one \
+            JSON object per line. Without --json, output is text for people, coloured only when standard \
+            output is a terminal and NO_COLOR is unset.
+
+            ERRORS: an error reply of the daemon is printed on standard error as its varlink error name and \
+            a one-line explanation.
+
+            \(ExitStatus.helpText)
+            """,
+        version: "0.1.0",
+        subcommands: [
+            StatusCommand.self, ListCommand.self, TreeCommand.self, GetCommand.self, SetCommand.self,
+            UnsetCommand.self, WatchCommand.self, MonitorCommand.self, PostCommand.self, WaitCommand.self,
+            ClientsCommand.self, IntrospectCommand.self, CallCommand.self,
+        ]
+    )
+
+    /// Runs the command; maps every failure to a documented exit status and a message on standard error.
+    static func main() {
+        let status: ExitStatus
+        do {
+            if let command = FastPath.command(for: CommandLine.arguments.dropFirst()) {
+                try command()
+                return
+            }
+            var command = try parseAsRoot()
+            try command.run()
+            return
+        } catch let failure as CommandFailure {
+            status = failure.status
+            OutputBuffer.standardError(errorPrefix() + failure.message)
+        } catch {
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            status = .usage
+            OutputBuffer.standardError(fullMessage(for: error))
+        }
+        exit(withError: ExitCode(status.rawValue))
+    }
+
+    private static func errorPrefix() -> String {
+        Terminal.standardError().paint("Error:", .boldRed) + " "
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import BeaconProtocol
+
+/// `beaconctl clients`: the connected clients.
+struct ClientsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clients",
+        abstract: "List the clients connected to the daemon.",
+        discussion: """
+            A table of ID, UID, PID, COMMAND, CONNECTED (local time), STREAM (Watch or Observe), PATTERNS, \
+            QUEUED (bytes waiting to be read by the client) and EPHEMERAL (properties it owns). This command's \
+            own connection is listed too. With --json prints {"clients":[Client...]}.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        let reply = try options.daemon().call("io.beacon.Daemon.Clients")
+        var output = OutputBuffer.standardOutput()
+        if options.json {
+            output.line(JSONText.compact(reply))
+            output.flush()
+            return
+        }
+        func text(_ value: JSONValue?) -> String {
+            guard let value, !value.isNull else { return "-" }
+            return value.stringValue ?? JSONText.compact(value)
+        }
+        var table = Table(
+            headers: ["ID", "UID", "PID", "COMMAND", "CONNECTED", "STREAM", "PATTERNS", "QUEUED", "EPHEMERAL"],
+            flexibleColumn: 6)
+        for client in reply["clients"]?.arrayValue ?? [] {
+            let stream = client["stream"]?.stringValue.map { String($0.split(separator: ".").last ?? "") }
+            let patterns = (client["patterns"]?.arrayValue ?? []).compactMap(\.stringValue)
+            table.append([
+                Table.Cell(text(client["id"])),
+                Table.Cell(text(client["uid"])),
+                Table.Cell(text(client["pid"])),
+                Table.Cell(text(client["command"]), .cyan),
+                Table.Cell(client["connectedUsec"]?.intValue.map { TimeText.localTime(microseconds: $0) } ?? "-"),
+                Table.Cell(stream ?? "-"),
+                Table.Cell(patterns.isEmpty ? "-" : patterns.joined(separator: " ")),
+                Table.Cell(text(client["queuedBytes"])),
+                Table.Cell(text(client["ephemeral"])),
+            ])
+        }
+        for line in table.render(on: Terminal.standardOutput()) { output.line(line) }
+        output.flush()
+    }
+}

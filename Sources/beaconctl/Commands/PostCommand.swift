@@ -1,0 +1,33 @@
+import ArgumentParser
+import BeaconProtocol
+
+/// `beaconctl post NAME [JSON]`: posts a notification.
+struct PostCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "post",
+        abstract: "Post a notification to the current observers.",
+        discussion: """
+            USERINFO is read as JSON when it parses as JSON, else sent as a plain string. Prints nothing; with \
+            --json prints {"sequence":N}, the notification's sequence number.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The notification's name, e.g. app.document.saved.")
+    var name: String
+
+    @Argument(help: "The notification's userInfo: JSON, or a plain string.")
+    var userInfo: String?
+
+    func run() throws {
+        var parameters: [String: JSONValue] = ["name": .string(name)]
+        if let userInfo { parameters["userInfo"] = JSONText.valueOrString(userInfo) }
+        let reply = try options.daemon().call("io.beacon.Notifications.Post", parameters)
+        if options.json {
+            var output = OutputBuffer.standardOutput()
+            output.line(JSONText.compact(reply))
+            output.flush()
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import BeaconProtocol
+
+/// `beaconctl status`: the daemon's state.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the daemon's version, uptime, address, clients and counters.",
+        discussion: """
+            With --json prints {"status":{...}} as io.beacon.Daemon.Status returns it.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        let reply = try options.daemon().call("io.beacon.Daemon.Status")
+        var output = OutputBuffer.standardOutput()
+        if options.json {
+            output.line(JSONText.compact(reply))
+            output.flush()
+            return
+        }
+        let terminal = Terminal.standardOutput()
+        var status = reply["status"]?.objectValue ?? [:]
+        func take(_ name: String) -> JSONValue? { status.removeValue(forKey: name) }
+        func text(_ value: JSONValue?) -> String {
+            guard let value else { return "?" }
+            return value.stringValue ?? JSONText.compact(value)
+        }
+        var rows: [(String, String)] = []
+        let software = take("software")
+        let pid = take("pid")
+        let uid = take("uid")
+        rows.append(("Daemon", "beacond \(text(software)) (pid \(text(pid)), uid \(text(uid)))"))
+        rows.append(("Address", text(take("address"))))
+        if let started = take("startedUsec")?.intValue {
+            let uptime = TimeText.duration(microseconds: TimeText.nowMicroseconds() - started)
+            rows.append(("Started", "\(TimeText.localTime(microseconds: started)) (up \(uptime))"))
+        }
+        rows.append(("Store", text(take("store"))))
+        rows.append(("Clients", "\(text(take("clients"))) (\(text(take("subscriptions"))) subscriptions)"))
+        rows.append(("Properties", "\(text(take("properties"))) (version \(text(take("version"))))"))
+        rows.append(("Notifications", "\(text(take("sequence"))) posted"))
+        for name in status.keys.sorted() {
+            rows.append((name, text(status[name])))
+        }
+        let width = rows.map(\.0.count).max() ?? 0
+        for (label, value) in rows {
+            let padding = String(repeating: " ", count: width - label.count)
+            output.line(padding + terminal.paint(label + ":", .bold) + " " + value)
+        }
+        output.flush()
+    }
+}

@@ -1,0 +1,73 @@
+import BeaconClient
+import BeaconProtocol
+
+/// One-line explanations of the errors the daemon and the connection report.
+enum ErrorText {
+    /// `NAME: explanation` for a varlink error reply.
+    static func describe(_ error: VarlinkError) -> String {
+        error.name + ": " + explain(error)
+    }
+
+    /// The explanation of a varlink error, from its name and parameters.
+    static func explain(_ error: VarlinkError) -> String {
+        let parameters = error.parameters
+        func text(_ name: String) -> String {
+            guard let value = parameters[name] else { return "?" }
+            return value.stringValue ?? JSONText.compact(value)
+        }
+        switch error.name {
+        case "io.beacon.Properties.KeyNotFound":
+            return "no property is stored under \(text("key"))"
+        case "io.beacon.Properties.VersionMismatch":
+            let actual = parameters["actual"]?.intValue
+            let now = actual == 0 ? "does not exist" : "is at version \(text("actual"))"
+            let expected = parameters["expected"]?.intValue == 0 ? "not to exist" : "version \(text("expected"))"
+            return "\(text("key")) \(now), expected \(expected)"
+        case "io.beacon.Properties.ReadOnly":
+            return "\(text("key")) is read-only (lifecycle, session, system and daemon keys are set by the daemon)"
+        case "io.beacon.Properties.InvalidKey":
+            return "\"\(text("key"))\" is not a valid key: \(text("reason"))"
+        case "io.beacon.Properties.InvalidPattern", "io.beacon.Notifications.InvalidPattern":
+            return "\"\(text("pattern"))\" is not a valid pattern: \(text("reason"))"
+        case "io.beacon.Properties.ValueTooLarge":
+            return "the value for \(text("key")) is \(text("size")) bytes, the limit is \(text("limit"))"
+        case "io.beacon.Notifications.InvalidName":
+            return "\"\(text("name"))\" cannot be posted: \(text("reason"))"
+        case "io.beacon.LimitExceeded":
+            return "the daemon's limit \(text("limit")) (\(text("maximum"))) is reached"
+        case "io.beacon.ProtocolError":
+            return "the daemon rejected the message: \(text("reason"))"
+        case "org.varlink.service.InterfaceNotFound":
+            return "the daemon has no interface \(text("interface"))"
+        case "org.varlink.service.MethodNotFound":
+            return "the daemon has no method \(text("method"))"
+        case "org.varlink.service.MethodNotImplemented":
+            return "\(text("method")) is not implemented"
+        case "org.varlink.service.InvalidParameter":
+            return "the parameter \(text("parameter")) is missing or has the wrong type"
+        case "org.varlink.service.PermissionDenied":
+            return "permission denied"
+        case "org.varlink.service.ExpectedMore":
+            return "the method streams its replies: call it with --more"
+        default:
+            return parameters.isEmpty ? "(no parameters)" : JSONText.compact(parameters)
+        }
+    }
+
+    /// The message and exit status for a failure of the connection or an error reply.
+    static func failure(_ error: BlockingVarlinkError, address: String) -> CommandFailure {
+        switch error.code {
+        case .remote:
+            let remote = error.remoteError ?? VarlinkError(name: "org.varlink.service.Unknown")
+            return CommandFailure(.daemonError, describe(remote))
+        case .cannotConnect, .invalidAddress:
+            return CommandFailure(.cannotConnect, "cannot connect to \(address): \(error.description)")
+        case .timedOut:
+            return CommandFailure(.timedOut, "\(error.message) from \(address)")
+        case .connectionClosed, .invalidReply:
+            return CommandFailure(.connectionLost, "\(address): \(error.description)")
+        default:
+            return CommandFailure(.connectionLost, "\(address): \(error.description)")
+        }
+    }
+}

@@ -1,1 +1,0 @@
-print("beaconctl: not built yet")
