@@ -7,7 +7,7 @@ APT_PACKAGES := pkg-config libsystemd-dev libsqlite3-dev sqlite3 dbus-daemon pyt
 	python3-dbusmock systemd
 VENV := .venv
 
-.PHONY: all deps apt-deps venv build run test test-only format lint clean install-user
+.PHONY: all deps apt-deps venv build run test format lint clean install-user bench-signals manual
 
 all: build
 
@@ -46,5 +46,31 @@ format:
 lint:
 	$(SWIFT) format lint --strict --recursive --configuration .swift-format Sources Tests Package.swift
 
+# Signals against OpenCombine and a closure call, release build; prints one table with the goal ratios.
+bench-signals:
+	Benchmarks/run.sh
+
+# Man pages for beaconctl, generated from its command definitions.
+manual:
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual --multi-page
+	@echo "man pages in .build/plugins/GenerateManual/outputs/beaconctl/"
+
 clean:
 	rm -rf .build $(VENV)
+
+# Installs beacond and beaconctl into ~/.local/bin and the user units into ~/.config/systemd/user, so that
+# `systemctl --user enable --now beacon.socket` starts the bus on first use.
+BINDIR := $(HOME)/.local/bin
+UNITDIR := $(or $(XDG_CONFIG_HOME),$(HOME)/.config)/systemd/user
+
+install-user: apt-deps
+	$(SWIFT) build -c release --static-swift-stdlib --product beacond
+	$(SWIFT) build -c release --static-swift-stdlib --product beaconctl
+	install -d -m 0755 $(BINDIR) $(UNITDIR)
+	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/beacond" \
+		"$$($(SWIFT) build -c release --show-bin-path)/beaconctl" $(BINDIR)/
+	install -m 0644 systemd/beacon.service systemd/beacon.socket $(UNITDIR)/
+	install -d -m 0700 $(HOME)/.local/state/beacon
+	if command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1; then \
+		systemctl --user daemon-reload; systemctl --user try-restart beacon.service; fi
+	@echo "Enable with: systemctl --user enable --now beacon.socket"
