@@ -462,13 +462,14 @@ func benchConnections(_ path: String, _ k: Int, _ daemon: Int32) {
 // MARK: - Main
 
 let arguments = CommandLine.arguments
+func usage() -> Never {
+    fail("usage: beacon-bus-bench SOCKET get N | notify NSUB N WINDOW | setwatch N | conns K DAEMON_PID")
+}
 func argument(_ index: Int) -> Int {
-    guard index < arguments.count, let value = Int(arguments[index]), value > 0 else {
-        fail("usage: beacon-bus-bench SOCKET get N | notify NSUB N WINDOW | setwatch N | conns K DAEMON_PID")
-    }
+    guard index < arguments.count, let value = Int(arguments[index]), value > 0 else { usage() }
     return value
 }
-guard arguments.count >= 3 else { _ = argument(99) }
+guard arguments.count >= 3 else { usage() }
 signal(SIGPIPE, SIG_IGN)
 let socketPath = arguments[1]
 switch arguments[2] {
@@ -476,5 +477,5 @@ case "get": benchGet(socketPath, argument(3))
 case "notify": benchNotify(socketPath, argument(3), argument(4), argument(5))
 case "setwatch": benchSetWatch(socketPath, argument(3))
 case "conns": benchConnections(socketPath, argument(3), Int32(argument(4)))
-default: _ = argument(99)
+default: usage()
 }
