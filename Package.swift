@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Signals", targets: ["Signals"]),
+        .library(name: "SignalsFoundation", targets: ["SignalsFoundation"]),
         .library(name: "BeaconProtocol", targets: ["BeaconProtocol"]),
         .library(name: "BeaconClient", targets: ["BeaconClient"]),
         .executable(name: "beacond", targets: ["beacond"]),
@@ -31,6 +32,8 @@ let package = Package(
     targets: [
         // In-process reactive core. No package dependencies.
         .target(name: "Signals", swiftSettings: strict),
+        // NotificationCenter as signals: the only part of Signals that needs Foundation.
+        .target(name: "SignalsFoundation", dependencies: ["Signals"], swiftSettings: strict),
 
         // varlink framing, JSON values, key paths and patterns, interface texts. No I/O.
         .target(name: "BeaconProtocol", swiftSettings: strict),
@@ -87,7 +90,7 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
+        .testTarget(name: "SignalsTests", dependencies: ["Signals", "SignalsFoundation"], swiftSettings: strict),
         .testTarget(name: "BeaconProtocolTests", dependencies: ["BeaconProtocol"], swiftSettings: strict),
         .testTarget(name: "BeaconSystemdTests", dependencies: ["BeaconSystemd"], swiftSettings: strict),
         .testTarget(
