@@ -93,13 +93,28 @@ let package = Package(
         .testTarget(name: "SignalsTests", dependencies: ["Signals", "SignalsFoundation"], swiftSettings: strict),
         .testTarget(name: "BeaconProtocolTests", dependencies: ["BeaconProtocol"], swiftSettings: strict),
         .testTarget(name: "BeaconSystemdTests", dependencies: ["BeaconSystemd"], swiftSettings: strict),
-        .testTarget(
-            name: "BeaconDaemonTests",
-            dependencies: ["BeaconDaemon", "BeaconProtocol"],
+        // Starting the real daemon and waiting for its READY=1, for the test targets that need it.
+        .target(
+            name: "BeaconTestSupport",
+            dependencies: [],
+            path: "Tests/BeaconTestSupport",
             swiftSettings: strict
         ),
-        .testTarget(name: "BeaconClientTests", dependencies: ["BeaconClient"], swiftSettings: strict),
-        .testTarget(name: "beaconctlTests", dependencies: ["BeaconClient"], swiftSettings: strict),
+        .testTarget(
+            name: "BeaconDaemonTests",
+            dependencies: ["BeaconDaemon", "BeaconProtocol", "BeaconTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "BeaconClientTests",
+            dependencies: ["BeaconClient", "BeaconTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "beaconctlTests",
+            dependencies: ["BeaconClient", "BeaconTestSupport"],
+            swiftSettings: strict
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import BeaconClient
 import BeaconProtocol
+import BeaconTestSupport
 import Foundation
 import Testing
 

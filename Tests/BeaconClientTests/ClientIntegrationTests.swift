@@ -1,5 +1,6 @@
 import BeaconClient
 import BeaconProtocol
+import BeaconTestSupport
 import Foundation
 import Signals
 import Testing
@@ -15,8 +16,8 @@ struct ClientIntegrationTests {
 
     @Test("commands: get, set, compare-and-set, unset, list, post; errors carry the varlink name")
     func commands() async throws {
-        let daemon = try Daemon()
-        let client = try await BeaconClient.connect(to: daemon.address)
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
         defer { client.close() }
 
         let version = try await client.set("user.name", to: "Ada")
@@ -70,9 +71,9 @@ struct ClientIntegrationTests {
 
     @Test("a remote property bound to a local object, and a local signal bound back to the property")
     func bindingBothWays() async throws {
-        let daemon = try Daemon()
-        let client = try await BeaconClient.connect(to: daemon.address)
-        let writer = try await BeaconClient.connect(to: daemon.address)
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        let writer = try await BeaconClient.connect(to: daemon.clientAddress)
         defer {
             client.close()
             writer.close()
@@ -111,10 +112,10 @@ struct ClientIntegrationTests {
 
     @Test("two clients bound two-way to one key converge without loops; a conflict is reported, not overwritten")
     func twoWayBinding() async throws {
-        let daemon = try Daemon()
-        let first = try await BeaconClient.connect(to: daemon.address)
-        let second = try await BeaconClient.connect(to: daemon.address)
-        let observer = try await BeaconClient.connect(to: daemon.address)
+        let daemon = try TestDaemon()
+        let first = try await BeaconClient.connect(to: daemon.clientAddress)
+        let second = try await BeaconClient.connect(to: daemon.clientAddress)
+        let observer = try await BeaconClient.connect(to: daemon.clientAddress)
         defer {
             first.close()
             second.close()
@@ -180,8 +181,8 @@ struct ClientIntegrationTests {
 
     @Test("the daemon killed and restarted mid-stream: the client reconnects and misses no change")
     func restart() async throws {
-        let daemon = try Daemon()
-        let client = try await BeaconClient.connect(to: daemon.address, options: Self.fastReconnect)
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress, options: Self.fastReconnect)
         defer { client.close() }
         let states = Recorder<BeaconClient.ConnectionState>()
         let stateObservation = client.connectionState.observeNext { states.append($0) }
@@ -199,7 +200,7 @@ struct ClientIntegrationTests {
         let counterObservation = counter.observeNext { counterValues.append($0) }
         defer { counterObservation.dispose() }
 
-        let writer = try await BeaconClient.connect(to: daemon.address)
+        let writer = try await BeaconClient.connect(to: daemon.clientAddress)
         for index in 1...5 { try await writer.set("k.item\(index)", to: index) }
         try await writer.set("k.counter", to: 1)
         try await counterValues.wait("the first counter value") { $0.last == 1 }
@@ -212,7 +213,7 @@ struct ClientIntegrationTests {
 
         // Changes made right after the restart, before the client's streams are back: the watch must get them
         // through `since`.
-        let again = try await BeaconClient.connect(to: daemon.address)
+        let again = try await BeaconClient.connect(to: daemon.clientAddress)
         defer { again.close() }
         try await again.unset("k.item1")
         try await again.set("k.item2", to: 20)
@@ -236,8 +237,8 @@ struct ClientIntegrationTests {
 
     @Test("a value that does not decode is reported, not swallowed; a good value afterwards is delivered")
     func decodingErrors() async throws {
-        let daemon = try Daemon()
-        let client = try await BeaconClient.connect(to: daemon.address)
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
         defer { client.close() }
         try await client.set("cfg.size", to: "large")
 
@@ -275,9 +276,9 @@ struct ClientIntegrationTests {
 
     @Test("disposing a subscription ends its stream on the daemon's side")
     func disposeClosesStream() async throws {
-        let daemon = try Daemon()
-        let client = try await BeaconClient.connect(to: daemon.address)
-        let inspector = try await BeaconClient.connect(to: daemon.address)
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        let inspector = try await BeaconClient.connect(to: daemon.clientAddress)
         defer {
             client.close()
             inspector.close()
@@ -323,9 +324,9 @@ struct ClientIntegrationTests {
 
     @Test("notifications as a signal and a sequence; posting with ~> poster in order")
     func notifications() async throws {
-        let daemon = try Daemon()
-        let client = try await BeaconClient.connect(to: daemon.address)
-        let other = try await BeaconClient.connect(to: daemon.address)
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        let other = try await BeaconClient.connect(to: daemon.clientAddress)
         defer {
             client.close()
             other.close()

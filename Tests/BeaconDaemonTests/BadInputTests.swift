@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Testing
 
 @Suite("Malformed input")
@@ -9,7 +10,7 @@ struct BadInputTests {
         let watcher: VarlinkTestClient
         var round: Int64 = 0
 
-        init(_ daemon: DaemonProcess) throws {
+        init(_ daemon: TestDaemon) throws {
             commands = try daemon.connect()
             watcher = try daemon.connect()
             let first = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["bystander.**"]], more: true)
@@ -31,7 +32,7 @@ struct BadInputTests {
 
     @Test("garbage gets io.beacon.ProtocolError and a closed connection; other clients notice nothing")
     func garbage() throws {
-        let daemon = try DaemonProcess(arguments: ["--limits-max-message-size", "65536"])
+        let daemon = try TestDaemon(arguments: ["--limits-max-message-size", "65536"])
         let bystander = try Bystander(daemon)
         try bystander.check()
 
@@ -114,7 +115,7 @@ struct BadInputTests {
 
     @Test("pipelined calls are answered in order")
     func pipelining() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let client = try daemon.connect()
         var bytes: [UInt8] = []
         for index in 0..<500 {

@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 @Suite("Configuration")
 struct ConfigurationTests {
     /// The value-size limit the daemon enforces, read from a ValueTooLarge error.
-    static func valueSizeLimit(_ daemon: DaemonProcess) throws -> Int64? {
+    static func valueSizeLimit(_ daemon: TestDaemon) throws -> Int64? {
         let reply = try daemon.connect().call(
             "io.beacon.Properties.Set",
             ["key": "probe", "value": .string(String(repeating: "x", count: 100_000))]
@@ -27,20 +28,20 @@ struct ConfigurationTests {
 
     @Test("precedence: flags over BEACON_* variables over the file over the defaults")
     func precedence() throws {
-        let defaults = try DaemonProcess()
+        let defaults = try TestDaemon()
         #expect(try Self.valueSizeLimit(defaults) == 65536)
 
         let file = try Self.writeConfig(defaults.directory, #"{"limits": {"maxValueSize": 1000}}"#)
-        let fromFile = try DaemonProcess(arguments: ["--config", file])
+        let fromFile = try TestDaemon(arguments: ["--config", file])
         #expect(try Self.valueSizeLimit(fromFile) == 1000)
 
-        let fromEnvironment = try DaemonProcess(
+        let fromEnvironment = try TestDaemon(
             arguments: ["--config", file],
             environment: ["BEACON_LIMITS_MAX_VALUE_SIZE": "500"]
         )
         #expect(try Self.valueSizeLimit(fromEnvironment) == 500)
 
-        let fromFlag = try DaemonProcess(
+        let fromFlag = try TestDaemon(
             arguments: ["--config", file, "--limits-max-value-size", "300"],
             environment: ["BEACON_LIMITS_MAX_VALUE_SIZE": "500"]
         )
@@ -52,7 +53,7 @@ struct ConfigurationTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/custom.sock"
-        let daemon = try DaemonProcess(environment: ["BEACON_ADDRESS": "unix:" + path])
+        let daemon = try TestDaemon(environment: ["BEACON_ADDRESS": "unix:" + path])
         let client = try VarlinkTestClient(path: path)
         let status = try client.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
         #expect(status["address"]?.stringValue == "unix:" + path)
@@ -64,7 +65,7 @@ struct ConfigurationTests {
         let source = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
             .deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("config/beacond.json").path
-        let daemon = try DaemonProcess(arguments: ["--config", source])
+        let daemon = try TestDaemon(arguments: ["--config", source])
         #expect(try Self.valueSizeLimit(daemon) == 65536)
         let text = try String(contentsOfFile: source, encoding: .utf8)
         let json = try JSONValue(parsing: text)
@@ -77,7 +78,7 @@ struct ConfigurationTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = try Self.writeConfig(directory, #"{"limits": {"maxValueSize": -5}}"#)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try DaemonProcess.executable())
+        process.executableURL = URL(fileURLWithPath: try BuiltProducts.beacond())
         process.arguments = ["--config", file]
         let pipe = Pipe()
         process.standardError = pipe
@@ -93,7 +94,7 @@ struct ConfigurationTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = try Self.writeConfig(directory, #"{"limits": {"maxValueSize": 1000}}"#)
-        let daemon = try DaemonProcess(arguments: ["--config", file])
+        let daemon = try TestDaemon(arguments: ["--config", file])
         #expect(try Self.valueSizeLimit(daemon) == 1000)
         let watcher = try daemon.connect()
         _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["**"]], more: true)

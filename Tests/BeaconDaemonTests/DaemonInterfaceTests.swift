@@ -1,11 +1,12 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Testing
 
 @Suite("io.beacon.Daemon")
 struct DaemonInterfaceTests {
     @Test("Status and Clients describe the daemon and its connections")
     func statusAndClients() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let watcher = try daemon.connect()
         _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["a.**", "b"]], more: true)
         let client = try daemon.connect()

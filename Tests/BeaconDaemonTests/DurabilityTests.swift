@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Testing
 struct DurabilityTests {
     @Test("an answered Set survives SIGKILL right after the reply; ephemeral ones do not, and are replayed as deleted")
     func survivesKill() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let client = try daemon.connect()
         try client.set("keep.me", ["n": 1])
         let ephemeralVersion = try client.set("gone.after.restart", 1, ephemeral: true)
@@ -49,7 +50,7 @@ struct DurabilityTests {
 
     @Test("the store is SQLite in WAL mode at the state path, private to the user")
     func storeLocation() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let client = try daemon.connect()
         try client.set("x", 1)
         let status = try client.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]

@@ -1,11 +1,12 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Testing
 
 @Suite("io.beacon.Notifications")
 struct NotificationsTests {
     @Test("Observe receives matching posts in order with sequence and origin; oneway posts are delivered")
     func observe() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let observer = try daemon.connect()
         let first = try observer.call(
             "io.beacon.Notifications.Observe", ["patterns": ["app.*.saved", "power.**"]], more: true)
@@ -33,7 +34,7 @@ struct NotificationsTests {
 
     @Test("invalid and reserved names, invalid patterns, oversized userInfo")
     func invalidNames() throws {
-        let daemon = try DaemonProcess(arguments: ["--limits-max-value-size", "64"])
+        let daemon = try TestDaemon(arguments: ["--limits-max-value-size", "64"])
         let client = try daemon.connect()
         let large = try client.call(
             "io.beacon.Notifications.Post",
@@ -57,7 +58,7 @@ struct NotificationsTests {
 
     @Test("a streaming connection accepts oneway posts but closes on any other call")
     func callsDuringStream() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let client = try daemon.connect()
         _ = try client.call("io.beacon.Notifications.Observe", ["patterns": ["chat.**"]], more: true)
         client.send("io.beacon.Notifications.Post", ["name": "chat.message", "userInfo": "hi"], oneway: true)

@@ -1,11 +1,12 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Testing
 
 @Suite("io.beacon.Properties")
 struct PropertiesTests {
     @Test("Set, Get, List and Unset with versions and origins")
     func roundTrip() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let client = try daemon.connect()
         let first = try client.set("user.name", "alice")
         let second = try client.set("user.address.city", ["name": "Paris", "zip": 75001])
@@ -45,7 +46,7 @@ struct PropertiesTests {
 
     @Test("ifVersion compare-and-set on Set and Unset")
     func compareAndSet() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let client = try daemon.connect()
         let created = try client.parameters("io.beacon.Properties.Set", ["key": "counter", "value": 1, "ifVersion": 0])
         let version = try #require(created["version"]?.intValue)
@@ -75,7 +76,7 @@ struct PropertiesTests {
         "reserved prefixes are read-only",
         arguments: ["lifecycle.state", "session.active", "system.sleeping", "daemon.x"])
     func readOnly(key: String) throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let client = try daemon.connect()
         var reply = try client.call("io.beacon.Properties.Set", ["key": .string(key), "value": true])
         #expect(reply.error == "io.beacon.Properties.ReadOnly")
@@ -89,7 +90,7 @@ struct PropertiesTests {
 
     @Test("invalid keys, patterns, oversized values and too many patterns get named errors")
     func invalidInput() throws {
-        let daemon = try DaemonProcess(arguments: [
+        let daemon = try TestDaemon(arguments: [
             "--limits-max-value-size", "100", "--limits-max-patterns", "3", "--limits-max-key-depth", "4",
         ])
         let client = try daemon.connect()

@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Foundation
 import Testing
 
@@ -44,7 +45,7 @@ struct PythonInteropTests {
             print("skipping the Python interoperability test: BEACON_TEST_PYTHON is not set (make test sets it)")
             return
         }
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let scriptPath = daemon.directory + "/interop.py"
         try Self.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         let run = try runProcess(python, [scriptPath, "unix:" + daemon.socketPath])

@@ -1,11 +1,12 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Testing
 
 @Suite("org.varlink.service")
 struct ServiceInterfaceTests {
     @Test("GetInfo lists every interface and GetInterfaceDescription returns each IDL text")
     func introspection() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let client = try daemon.connect()
         let info = try client.parameters("org.varlink.service.GetInfo")
         #expect(info["product"] == "beacond")
@@ -30,7 +31,7 @@ struct ServiceInterfaceTests {
 
     @Test("standard errors: InterfaceNotFound, MethodNotFound, InvalidParameter, ExpectedMore")
     func standardErrors() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let client = try daemon.connect()
 
         var reply = try client.call("org.varlink.service.GetInterfaceDescription", ["interface": "com.example.Nope"])

@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Testing
 
 @Suite("Slow subscribers")
@@ -26,7 +27,7 @@ struct SlowSubscriberTests {
 
     @Test("a watcher that does not read gets changes coalesced per key, with an overflow count")
     func coalesce() throws {
-        let daemon = try DaemonProcess(arguments: ["--limits-max-queued-bytes", "8192"])
+        let daemon = try TestDaemon(arguments: ["--limits-max-queued-bytes", "8192"])
         let watcher = try daemon.connect()
         _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["flood.**"], "old": true], more: true)
         let writer = try daemon.connect()
@@ -56,7 +57,7 @@ struct SlowSubscriberTests {
 
     @Test("an observer that does not read loses notifications and is told how many")
     func dropNotifications() throws {
-        let daemon = try DaemonProcess(arguments: ["--limits-max-queued-bytes", "8192"])
+        let daemon = try TestDaemon(arguments: ["--limits-max-queued-bytes", "8192"])
         let observer = try daemon.connect()
         _ = try observer.call("io.beacon.Notifications.Observe", ["patterns": ["n.**"]], more: true)
         let poster = try daemon.connect()
@@ -95,7 +96,7 @@ struct SlowSubscriberTests {
 
     @Test("with slowSubscriber=disconnect a watcher that does not read is disconnected")
     func disconnect() throws {
-        let daemon = try DaemonProcess(arguments: [
+        let daemon = try TestDaemon(arguments: [
             "--limits-max-queued-bytes", "8192", "--limits-slow-subscriber", "disconnect",
         ])
         let watcher = try daemon.connect()

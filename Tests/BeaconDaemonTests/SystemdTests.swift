@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Foundation
 import Testing
 
@@ -31,7 +32,7 @@ struct SystemdTests {
         ]
         process.arguments =
             ["-l", path] + environment.sorted { $0.key < $1.key }.map { "-E\($0.key)=\($0.value)" }
-            + [try DaemonProcess.executable()]
+            + [try BuiltProducts.beacond()]
         process.environment = environment
         let log = directory + "/log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)

@@ -1,11 +1,12 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Testing
 
 @Suite("Watch streams, since replay and ephemeral properties")
 struct WatchTests {
     @Test("Watch sends initial values first, then changes with old values, deletions and origins")
     func watch() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let writer = try daemon.connect()
         let v1 = try writer.set("power.battery.level", 80)
         try writer.set("power.ac", true)
@@ -48,7 +49,7 @@ struct WatchTests {
 
     @Test("Watch without initial starts with an empty list and the current version")
     func firstReplyWithoutInitial() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let writer = try daemon.connect()
         let version = try writer.set("a.b", 1)
         let watcher = try daemon.connect()
@@ -64,7 +65,7 @@ struct WatchTests {
 
     @Test("since replays every change after a version, deletions included, also across a restart")
     func sinceReplay() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let writer = try daemon.connect()
         try writer.set("prefs.theme", "dark")
         try writer.set("prefs.font", "mono")
@@ -124,7 +125,7 @@ struct WatchTests {
 
     @Test("ephemeral properties vanish with a change event when their connection closes")
     func ephemeralCleanup() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try TestDaemon()
         let watcher = try daemon.connect()
         _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["presence.**"]], more: true)
 

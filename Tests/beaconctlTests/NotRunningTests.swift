@@ -1,3 +1,4 @@
+import BeaconTestSupport
 import Foundation
 import Testing
 
@@ -25,14 +26,7 @@ import Testing
         // A socket bound but never listening: what a crashed daemon leaves behind.
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = try withUnixSocketAddress(path) { bind(descriptor, $0, $1) }
         try #require(bound == 0)
 
         let result = try CLI.run(["get", "a"], address: "unix:" + path)

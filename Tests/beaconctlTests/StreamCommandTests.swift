@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Foundation
 import Testing
 
@@ -81,7 +82,7 @@ import Testing
         let daemon = try TestDaemon()
         let monitor = try CLIProcess(["monitor"], address: daemon.address)
         try waitForStreams(2, daemon: daemon)
-        daemon.stop()
+        daemon.kill()
         let result = try monitor.finish()
         #expect(result.status == 5)
         #expect(result.stderr.hasPrefix("Error: \(daemon.address): the daemon closed the connection"))

@@ -1,4 +1,5 @@
 import BeaconClient
+import BeaconTestSupport
 import Signals
 import Synchronization
 

@@ -1,4 +1,6 @@
 import BeaconProtocol
+import BeaconTestSupport
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -45,4 +47,30 @@ extension VarlinkTestClient {
         }
         return items
     }
+}
+
+extension TestDaemon {
+    /// A new client connection.
+    func connect() throws -> VarlinkTestClient {
+        try VarlinkTestClient(path: socketPath)
+    }
+}
+
+/// Runs a program to its end; standard error goes through a file so that neither output can fill up.
+func runProcess(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+    let directory = try makeTemporaryDirectory("beacond-test")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let errorPath = directory + "/stderr"
+    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self), errors)
 }

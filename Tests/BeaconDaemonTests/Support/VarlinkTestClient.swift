@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -16,22 +17,17 @@ final class VarlinkTestClient {
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            Glibc.close(fd)
-            throw TestFailure("socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
+        let result: Int32
+        do {
+            let fd = fd
+            result = try withUnixSocketAddress(path) { connect(fd, $0, $1) }
+        } catch {
+            close()
+            throw error
         }
         guard result == 0 else {
             let message = String(cString: strerror(errno))
-            Glibc.close(fd)
+            close()
             throw TestFailure("connect \(path): \(message)")
         }
     }
