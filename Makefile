@@ -7,7 +7,7 @@ APT_PACKAGES := pkg-config libsystemd-dev libsqlite3-dev sqlite3 dbus-daemon pyt
 	python3-dbusmock systemd
 VENV := .venv
 
-.PHONY: all deps apt-deps venv build run test format lint clean install-user bench-signals manual
+.PHONY: all deps apt-deps venv build run test format lint clean install-user bench-signals bench-bus manual
 
 all: build
 
@@ -49,6 +49,10 @@ lint:
 # Signals against OpenCombine and a closure call, release build; prints one table with the goal ratios.
 bench-signals:
 	Benchmarks/run.sh
+
+# beacond beside dbus-daemon, dbus-broker and Redis (shared/anchors/bus) in one run; needs root.
+bench-bus:
+	REPS=3 scripts/bus-bench.sh
 
 # Man pages for beaconctl, generated from its command definitions.
 manual:

@@ -5,7 +5,7 @@
 //
 //   beacon-bus-bench SOCKET get N                  Set once, then N synchronous Get round trips (p50/p99)
 //   beacon-bus-bench SOCKET notify NSUB N WINDOW   NSUB Observe processes, one publisher posting N oneway
-//   beacon-bus-bench SOCKET setwatch N             a Watch process, N synchronous Sets (rtt, changes/s)
+//   beacon-bus-bench SOCKET setwatch N [WINDOW]    a Watch process, N Sets, synchronous or pipelined WINDOW
 //   beacon-bus-bench SOCKET conns K DAEMON_PID     K concurrent Observe connections, daemon RSS growth
 
 import BeaconProtocol
@@ -345,16 +345,20 @@ func benchNotify(_ path: String, _ nsub: Int, _ n: Int, _ window: Int) {
         waitpid(pid, &status, 0)
     }
     close(publisher.fd)
-    result("Post 1->\(nsub) subs, delivered/s (sum at subscribers), oneway pipeline \(window)", "msg/s", total / (last - t0))
-    result("Post 1->\(nsub) subs, publisher rate (until daemon took all), oneway pipeline \(window)", "msg/s",
+    result(
+        "Post 1->\(nsub) subs, delivered/s (sum at subscribers), oneway pipeline \(window)", "msg/s",
+        total / (last - t0))
+    result(
+        "Post 1->\(nsub) subs, publisher rate (until daemon took all), oneway pipeline \(window)", "msg/s",
         Double(n) / tPublish)
     result("Post 1->\(nsub) subs, lost", "msgs", Double(n * nsub) - total)
     result("Post 1->\(nsub) subs, daemon-reported overflow", "msgs", overflow)
     if errors > 0 { warn("\(Int(errors)) subscriber(s) timed out before bench.done") }
 }
 
-/// N synchronous Sets of a 64-byte value (distinct each time) to one key watched by one watcher process.
-func benchSetWatch(_ path: String, _ n: Int) {
+/// N Sets of a 64-byte value (distinct each time) to one key watched by one watcher process: synchronous when
+/// `window` is 1, else pipelined `window` calls per write (their replies read after each write).
+func benchSetWatch(_ path: String, _ n: Int, window: Int) {
     let ready = makePipe()
     let report = makePipe()
     let pid = fork()
@@ -380,28 +384,46 @@ func benchSetWatch(_ path: String, _ n: Int) {
     var samples: [Double] = []
     samples.reserveCapacity(n)
     let t0 = now()
-    for i in 0..<n {
+    func set(_ i: Int) -> [UInt8] {
         let digits = String(i)
         let text = prefix + String(repeating: "0", count: 15 - digits.count) + digits
-        let set = encode(
+        return encode(
             VarlinkCall(
-                method: "io.beacon.Properties.Set", parameters: ["key": "bench.value", "value": .object(["p": .string(text)])]))
-        let t = now()
-        writeAll(connection.fd, set)
-        _ = connection.nextFrame()
-        samples.append(now() - t)
+                method: "io.beacon.Properties.Set",
+                parameters: ["key": "bench.value", "value": .object(["p": .string(text)])]))
+    }
+    if window == 1 {
+        for i in 0..<n {
+            let call = set(i)
+            let t = now()
+            writeAll(connection.fd, call)
+            _ = connection.nextFrame()
+            samples.append(now() - t)
+        }
+    } else {
+        var sent = 0
+        while sent < n {
+            let m = min(window, n - sent)
+            var batch: [UInt8] = []
+            for i in sent..<(sent + m) { batch.append(contentsOf: set(i)) }
+            writeAll(connection.fd, batch)
+            for _ in 0..<m { _ = connection.nextFrame() }
+            sent += m
+        }
     }
     _ = connection.call(
-        encode(VarlinkCall(method: "io.beacon.Properties.Set", parameters: ["key": "bench.end", "value": ["done": true]])),
+        encode(
+            VarlinkCall(method: "io.beacon.Properties.Set", parameters: ["key": "bench.end", "value": ["done": true]])),
         "Set")
     let r = readReport(report.read)
     var status: Int32 = 0
     waitpid(pid, &status, 0)
     close(connection.fd)
-    reportLatency("Set rtt 64B, persistent (watched)", samples)
-    result("Set -> Watch changes received/s by 1 watcher", "msg/s", r[2] > t0 ? r[0] / (r[2] - t0) : 0)
-    result("Set -> Watch changes lost", "msgs", Double(n) - r[0])
-    result("Set -> Watch changes coalesced (daemon-reported overflow)", "msgs", r[3])
+    let mode = window == 1 ? "" : ", Sets pipelined \(window)"
+    if window == 1 { reportLatency("Set rtt 64B, persistent (watched)", samples) }
+    result("Set -> Watch changes received/s by 1 watcher\(mode)", "msg/s", r[2] > t0 ? r[0] / (r[2] - t0) : 0)
+    result("Set -> Watch changes lost\(mode)", "msgs", Double(n) - r[0])
+    result("Set -> Watch changes coalesced (daemon-reported overflow)\(mode)", "msgs", r[3])
 }
 
 func rssKiB(_ pid: Int32) -> Double {
@@ -411,7 +433,10 @@ func rssKiB(_ pid: Int32) -> Double {
     while fgets(&line, Int32(line.count), file) != nil {
         let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if text.hasPrefix("VmRSS:") {
-            return Double(text.dropFirst(6).split(separator: " ").first.flatMap { Double(String($0)) } ?? 0)
+            return Double(
+                text.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap {
+                    Double(String($0))
+                } ?? 0)
         }
     }
     return 0
@@ -463,7 +488,7 @@ func benchConnections(_ path: String, _ k: Int, _ daemon: Int32) {
 
 let arguments = CommandLine.arguments
 func usage() -> Never {
-    fail("usage: beacon-bus-bench SOCKET get N | notify NSUB N WINDOW | setwatch N | conns K DAEMON_PID")
+    fail("usage: beacon-bus-bench SOCKET get N | notify NSUB N WINDOW | setwatch N [WINDOW] | conns K DAEMON_PID")
 }
 func argument(_ index: Int) -> Int {
     guard index < arguments.count, let value = Int(arguments[index]), value > 0 else { usage() }
@@ -475,7 +500,7 @@ let socketPath = arguments[1]
 switch arguments[2] {
 case "get": benchGet(socketPath, argument(3))
 case "notify": benchNotify(socketPath, argument(3), argument(4), argument(5))
-case "setwatch": benchSetWatch(socketPath, argument(3))
+case "setwatch": benchSetWatch(socketPath, argument(3), window: arguments.count > 4 ? argument(4) : 1)
 case "conns": benchConnections(socketPath, argument(3), Int32(argument(4)))
 default: usage()
 }
