@@ -64,7 +64,7 @@ final class Recorder<Value>: @unchecked Sendable {
     }
 
     /// Suspends until `count` values arrived or `timeout` passed, without blocking a thread.
-    func waitAsync(forCount count: Int, timeout: TimeInterval = 10) async -> Bool {
+    func waitAsync(forCount count: Int, timeout: TimeInterval = 60) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let once = Once(continuation)
             condition.lock()

@@ -272,28 +272,14 @@ public final class BeaconBus: VarlinkService {
             let position = Int32(index)
             watchIndex.forEachMatch(event.key) { subscription in
                 guard event.version > subscription.start else { return }
-                if subscription.tick != tick {
-                    subscription.tick = tick
-                    subscription.selection.removeAll(keepingCapacity: true)
-                    touched.append(subscription)
-                }
-                if subscription.selection.last != position {
-                    subscription.selection.append(position)
-                }
+                subscription.select(position, tick: tick, touched: &touched)
             }
         }
         for (index, event) in publishingNotifications.enumerated() {
             let position = Int32(index)
             observeIndex.forEachMatch(event.name) { subscription in
                 guard event.sequence > subscription.start else { return }
-                if subscription.tick != tick {
-                    subscription.tick = tick
-                    subscription.selection.removeAll(keepingCapacity: true)
-                    touched.append(subscription)
-                }
-                if subscription.selection.last != position {
-                    subscription.selection.append(position)
-                }
+                subscription.select(position, tick: tick, touched: &touched)
             }
         }
         var encoded: [SelectionKey: ByteBuffer] = [:]

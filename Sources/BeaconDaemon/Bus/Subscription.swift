@@ -34,6 +34,19 @@ final class Subscription {
     /// Indices of this tick's events that go to this subscriber, in order.
     var selection: [Int32] = []
 
+    /// Adds the event at `position` to this tick's ``selection``, starting a new selection (and recording
+    /// the subscription in `touched`) the first time it is selected in `tick`.
+    func select(_ position: Int32, tick: Int, touched: inout [Subscription]) {
+        if self.tick != tick {
+            self.tick = tick
+            selection.removeAll(keepingCapacity: true)
+            touched.append(self)
+        }
+        if selection.last != position {
+            selection.append(position)
+        }
+    }
+
     /// Changes held back while the connection is slow, coalesced per key.
     var backlog: [String: ChangeEvent] = [:]
     /// Changes merged away or notifications dropped since the last reply.
