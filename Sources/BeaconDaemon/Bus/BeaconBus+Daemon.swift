@@ -30,7 +30,10 @@ extension BeaconBus {
             "version": .int(version),
             "sequence": .int(sequence),
         ]
-        if let lifecycleStatus { status["lifecycle"] = .string(lifecycleStatus) }
+        status["lifecycle"] = .string(lifecycle.summary)
+        if !lifecycle.dbusBuses.isEmpty {
+            status["bridge"] = .object(lifecycle.dbusBuses.mapValues { .string($0) })
+        }
         return status
     }
 
@@ -49,6 +52,7 @@ extension BeaconBus {
             ]
             if let command = connection.credentials.command { object["command"] = .string(command) }
             if let subscription = client.subscription { object["stream"] = .string(subscription.methodName) }
+            if client.isSleepParticipant { object["stream"] = .string("io.beacon.Lifecycle.HoldSleep") }
             return .object(object)
         }
     }

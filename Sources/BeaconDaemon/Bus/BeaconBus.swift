@@ -49,8 +49,8 @@ public final class BeaconBus: VarlinkService {
     /// No version above this one is handed out before the store knows the new ceiling.
     var versionCeiling: Int64 = 0
     var sequence: Int64 = 0
-    /// What `Status` reports about the lifecycle bridge; `nil` when there is none.
-    public var lifecycleStatus: String?
+    /// The lifecycle bridge's state and the sleep participants.
+    var lifecycle = LifecycleBusState()
 
     var clients: [Int: BusClient] = [:]
     let watchIndex = PatternIndex()
@@ -184,6 +184,9 @@ public final class BeaconBus: VarlinkService {
             removeSubscription(subscription)
             client.subscription = nil
         }
+        if client.isSleepParticipant {
+            sleepParticipantLeft(client)
+        }
         if !client.ephemeralKeys.isEmpty {
             for key in client.ephemeralKeys.sorted() {
                 guard let entry = properties[key], entry.ephemeralOwner == connection.id else { continue }
@@ -204,6 +207,8 @@ public final class BeaconBus: VarlinkService {
                 try handleNotifications(call, client: client)
             case "io.beacon.Daemon":
                 try handleDaemon(call, client: client)
+            case "io.beacon.Lifecycle":
+                try handleLifecycle(call, client: client)
             default:
                 throw VarlinkError.interfaceNotFound(String(call.interface))
             }

@@ -1,3 +1,4 @@
+import BeaconSystemd
 import Configuration
 import Foundation
 import Logging
@@ -21,6 +22,10 @@ public struct DaemonConfiguration: Sendable {
     /// Uids besides the daemon's own whose connections are served.
     public var allowedUIDs: [UInt32]
     public var logLevel: Logger.Level
+    /// The bridge to logind (`lifecycle.*`).
+    public var lifecycle: LifecycleSettings
+    /// The declarative D-Bus bridge (the configuration file's `bridge` section); read at start-up only.
+    public var bridge: [DBusMapping]
     /// The configuration file that was read, if any.
     public var configFile: String?
 
@@ -85,6 +90,12 @@ public struct DaemonConfiguration: Sendable {
             throw ConfigurationError(key: "log.level", reason: "unknown level \"\(level)\"")
         }
         logLevel = parsed
+        lifecycle = try LifecycleSettings(reader: reader)
+        if let configFile, let contents = FileManager.default.contents(atPath: configFile) {
+            bridge = try BridgeSettings.mappings(fromConfigurationText: Array(contents), limits: limits.keyLimits)
+        } else {
+            bridge = []
+        }
     }
 
     static func limits(_ reader: ConfigReader) throws -> DaemonLimits {
@@ -105,7 +116,7 @@ public struct DaemonConfiguration: Sendable {
         return limits
     }
 
-    private static func positive(_ reader: ConfigReader, _ key: ConfigKey, _ fallback: Int) throws -> Int {
+    static func positive(_ reader: ConfigReader, _ key: ConfigKey, _ fallback: Int) throws -> Int {
         if let text = reader.string(forKey: key), Int(text) == nil {
             throw ConfigurationError(key: "\(key)", reason: "\"\(text)\" is not an integer")
         }

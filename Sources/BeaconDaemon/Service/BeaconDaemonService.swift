@@ -66,11 +66,26 @@ public final class BeaconDaemonService: Service, Sendable {
             throw error
         }
         state.withLock { $0 = (server, configuration) }
+        let bridges = DaemonBridges(configuration: configuration, logger: logger)
+        let sleepTimeout = configuration.lifecycle.sleepTimeout
+        try? await server.withCore { core in
+            (core.service as? BeaconBus)?.attachLifecycle(bridges.logind, sleepTimeout: sleepTimeout)
+        }
         logger.info(
             "serving",
             metadata: ["address": "\(server.address)", "store": "\(configuration.storePath)"]
         )
         systemd.ready(status: "serving on \(server.address)")
+        let bridgeTask = Task {
+            await bridges.run(
+                applyLifecycle: { event in
+                    try? await server.withCore { ($0.service as? BeaconBus)?.apply(event) }
+                },
+                applyBridge: { event in
+                    try? await server.withCore { ($0.service as? BeaconBus)?.apply(event) }
+                }
+            )
+        }
 
         if systemd.notifier == nil {
             try? await gracefulShutdown()
@@ -91,6 +106,8 @@ public final class BeaconDaemonService: Service, Sendable {
 
         logger.info("shutting down")
         systemd.stopping()
+        bridges.shutdown()
+        await bridgeTask.value
         await server.shutdown()
         try? await server.withCore { ($0.service as? BeaconBus)?.finish() }
         state.withLock { $0 = nil }
@@ -128,9 +145,8 @@ public final class BeaconDaemonService: Service, Sendable {
     }
 
     /// Runs `body` with the bus on its event loop, for components of the daemon that publish state of their own
-    /// (the lifecycle bridge uses ``BeaconBus/setSystemProperty(_:_:)``,
-    /// ``BeaconBus/postSystemNotification(_:userInfo:)`` and ``BeaconBus/lifecycleStatus``). Returns `nil` when
-    /// the daemon is not serving.
+    /// (with ``BeaconBus/setSystemProperty(_:_:)`` and ``BeaconBus/postSystemNotification(_:userInfo:)``).
+    /// Returns `nil` when the daemon is not serving.
     public func withBus<T: Sendable>(_ body: @escaping @Sendable (BeaconBus) -> T) async -> T? {
         guard let server = state.withLock({ $0?.server }) else { return nil }
         return try? await server.withCore { core in

@@ -208,9 +208,12 @@ public enum BeaconInterfaces {
             properties: int,
             version: int,
             sequence: int,
-            # State of the lifecycle bridge to logind, for example "active" or "unavailable: no system bus";
-            # absent when the bridge is not part of this daemon.
-            lifecycle: ?string
+            # State of the lifecycle bridge to logind: "connected: SESSION-PATH", "disconnected: REASON",
+            # "no session: REASON", "starting" or "disabled". The bridge reconnects by itself.
+            lifecycle: ?string,
+            # State of each bus the configured D-Bus bridge uses ("connected" or "disconnected: REASON");
+            # absent when no bridge is configured.
+            bridge: ?[string]string
         )
 
         type Client (
@@ -220,8 +223,8 @@ public enum BeaconInterfaces {
             pid: int,
             command: ?string,
             connectedUsec: int,
-            # The streamed method running on the connection (io.beacon.Properties.Watch or
-            # io.beacon.Notifications.Observe) and its patterns.
+            # The streamed method running on the connection (io.beacon.Properties.Watch,
+            # io.beacon.Notifications.Observe or io.beacon.Lifecycle.HoldSleep) and its patterns.
             stream: ?string,
             patterns: []string,
             # Bytes written to the connection and not yet taken by the peer.
@@ -236,11 +239,72 @@ public enum BeaconInterfaces {
         method Clients() -> (clients: []Client)
         """
 
+    /// `io.beacon.Lifecycle`: the session's lifecycle and sleep participation.
+    public static let lifecycle = """
+        # The session's lifecycle, as the daemon follows it through logind.
+        #
+        # The state is also published as properties (session.active, session.locked, session.idle,
+        # system.sleeping, system.shuttingDown, and lifecycle.state: "active" when the session is active,
+        # unlocked, not sleeping and not shutting down, else "inactive") and its transitions as
+        # notifications, each posted once per transition and never for the state found at start-up:
+        # lifecycle.didBecomeActive, lifecycle.willResignActive (userInfo reason: "locked", "sleep",
+        # "sessionInactive" or "shutdown"), lifecycle.willSleep, lifecycle.didWake, lifecycle.willTerminate.
+        interface io.beacon.Lifecycle
+
+        # Returns the lifecycle as last read from logind. The flags and state are absent until the bridge
+        # has read them once.
+        method State() -> (
+            state: ?string,
+            sessionActive: ?bool,
+            sessionLocked: ?bool,
+            sessionIdle: ?bool,
+            systemSleeping: ?bool,
+            systemShuttingDown: ?bool,
+            # The bridge to logind, as in io.beacon.Daemon.Status.
+            bridge: string,
+            # Whether the daemon holds its logind delay inhibitor for sleep right now.
+            sleepInhibitor: bool,
+            # Connections running HoldSleep.
+            participants: int,
+            # The sleep being prepared and how many participants have not released it yet; absent
+            # when no sleep is being prepared.
+            sleep: ?int,
+            pending: ?int
+        )
+
+        # Takes part in sleep preparation. Requires "more": true; the participation lasts until the
+        # connection closes. The machine does not suspend before every participant has released the
+        # sleep it was told of, or the daemon's sleep timeout (capped by logind's InhibitDelayMaxSec) ran
+        # out. Replies, each with the participant number of this call:
+        #   - event "registered", at once;
+        #   - event "willSleep" with sleep, the number of this sleep, and timeoutUsec, the time left to
+        #     call Release;
+        #   - event "didWake" with the sleep number, after the machine resumed.
+        method HoldSleep(description: ?string) -> (
+            event: string,
+            participant: int,
+            sleep: ?int,
+            timeoutUsec: ?int
+        )
+
+        # The participant is ready for sleep. May be called with "oneway": true on the connection that
+        # runs HoldSleep, or on any other connection. With sleep set, only that sleep is released (a late
+        # answer to an earlier one is ignored).
+        method Release(participant: int, sleep: ?int) -> ()
+
+        # No HoldSleep call with this participant number is running.
+        error NoSuchParticipant (participant: int)
+
+        # The daemon does not follow the lifecycle (lifecycle.enabled is false).
+        error Unavailable (reason: string)
+        """
+
     /// Every Beacon interface description, by name. `org.varlink.service` is described by the varlink layer.
     public static let all: [(name: String, description: String)] = [
         ("io.beacon", common),
         ("io.beacon.Properties", properties),
         ("io.beacon.Notifications", notifications),
         ("io.beacon.Daemon", daemon),
+        ("io.beacon.Lifecycle", lifecycle),
     ]
 }
