@@ -92,7 +92,7 @@ let package = Package(
 
         .testTarget(name: "SignalsTests", dependencies: ["Signals", "SignalsFoundation"], swiftSettings: strict),
         .testTarget(name: "BeaconProtocolTests", dependencies: ["BeaconProtocol"], swiftSettings: strict),
-        .testTarget(name: "BeaconSystemdTests", dependencies: ["BeaconSystemd"], swiftSettings: strict),
+        .testTarget(name: "BeaconSystemdTests", dependencies: ["BeaconSystemd", "BeaconTestSupport"], swiftSettings: strict),
         // Starting the real daemon and waiting for its READY=1, for the test targets that need it.
         .target(
             name: "BeaconTestSupport",

@@ -1,4 +1,5 @@
 import BeaconSystemd
+import BeaconTestSupport
 import Foundation
 import Testing
 

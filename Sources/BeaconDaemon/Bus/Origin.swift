@@ -1,5 +1,11 @@
 import BeaconProtocol
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Who made a change or posted a notification: the peer credentials of a connection.
 public struct Origin: Sendable, Hashable {
     public var uid: UInt32
@@ -13,8 +19,8 @@ public struct Origin: Sendable, Hashable {
         self.command = command
     }
 
-    /// The daemon itself, for changes it makes on its own behalf.
-    public static let daemon = Origin(uid: 0, pid: 0, command: "beacond")
+    /// The daemon itself (its own uid and pid), for changes it makes on its own behalf.
+    public static let daemon = Origin(uid: getuid(), pid: getpid(), command: "beacond")
 
     var json: JSONValue {
         var object: [String: JSONValue] = ["uid": .int(Int64(uid)), "pid": .int(Int64(pid))]

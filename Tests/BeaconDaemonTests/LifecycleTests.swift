@@ -1,0 +1,330 @@
+import BeaconProtocol
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// The daemon against python-dbusmock's logind on a private bus standing in for the system bus.
+@Suite("io.beacon.Lifecycle and the lifecycle bridge in beacond")
+struct LifecycleTests {
+    static let lifecycleKeys = [
+        "session.active", "session.locked", "session.idle", "system.sleeping", "system.shuttingDown",
+        "lifecycle.state",
+    ]
+
+    /// A private system bus with logind and the session `c1` of uid 1000, active and unlocked.
+    final class Fixture {
+        let bus: PrivateBus
+        let logind: LogindMock
+        let daemon: TestDaemon
+
+        init(arguments: [String] = [], inhibitDelayMax: UInt64 = 5_000_000) throws {
+            bus = try PrivateBus()
+            do {
+                try bus.start()
+                logind = try LogindMock.start(on: bus, inhibitDelayMax: inhibitDelayMax)
+                try logind.addSession("c1")
+                daemon = try TestDaemon(
+                    arguments: ["--lifecycle-reconnect-ms", "50"] + arguments,
+                    environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_SESSION_ID": "c1"]
+                )
+            } catch {
+                bus.shutdown()
+                throw error
+            }
+        }
+
+        deinit {
+            daemon.kill()
+            bus.shutdown()
+        }
+
+        func status() throws -> [String: JSONValue] {
+            try daemon.connect().parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
+        }
+
+        func state() throws -> [String: JSONValue] {
+            try daemon.connect().parameters("io.beacon.Lifecycle.State")
+        }
+
+        /// Waits until the bridge follows the session (another process's state: polled, with a bound).
+        func waitForBridge(_ prefix: String = "connected: /org/freedesktop/login1/session/c1") throws {
+            try waitUntil("the lifecycle bridge reports \(prefix)", within: .seconds(20)) {
+                try status()["lifecycle"]?.stringValue?.hasPrefix(prefix) == true
+            }
+        }
+    }
+
+    /// One change as (key, value, old); `nil` stands for absent.
+    struct Change: Equatable, CustomStringConvertible {
+        var key: String
+        var value: JSONValue?
+        var old: JSONValue?
+        init(_ key: String, _ value: JSONValue?, old: JSONValue? = nil) {
+            self.key = key
+            self.value = value
+            self.old = old
+        }
+        init(_ item: JSONValue) {
+            key = item["key"]?.stringValue ?? ""
+            value = item["value"]
+            old = item["old"]
+        }
+        var description: String { "\(key)=\(value.map { "\($0)" } ?? "nil") (was \(old.map { "\($0)" } ?? "nil"))" }
+    }
+
+    /// A notification as (name, userInfo).
+    struct Note: Equatable, CustomStringConvertible {
+        var name: String
+        var userInfo: JSONValue?
+        init(_ name: String, _ userInfo: JSONValue? = nil) {
+            self.name = name
+            self.userInfo = userInfo
+        }
+        init(_ item: JSONValue) {
+            name = item["name"]?.stringValue ?? ""
+            userInfo = item["userInfo"]
+        }
+        var description: String { "\(name)\(userInfo.map { " \($0)" } ?? "")" }
+    }
+
+    static func resign(_ reason: String) -> Note { Note("lifecycle.willResignActive", ["reason": .string(reason)]) }
+
+    /// Takes the changes of `first` (Watch's first reply) and of the replies after it until every lifecycle key
+    /// has a value; returns the latest value of each.
+    static func initialState(_ watcher: VarlinkTestClient, first: VarlinkReply) throws -> [String: JSONValue] {
+        var values: [String: JSONValue] = [:]
+        var reply = first
+        while true {
+            guard reply.error == nil else { throw TestFailure("Watch failed: \(reply)") }
+            for item in reply["changes"]?.elements ?? [] {
+                if let key = item["key"]?.stringValue { values[key] = item["value"] }
+            }
+            if lifecycleKeys.allSatisfy({ values[$0] != nil }) { return values }
+            reply = try watcher.receive()
+        }
+    }
+
+    @Test("properties and notifications of each logind transition, in order, and none at start-up")
+    func transitions() throws {
+        let fixture = try Fixture()
+        let logind = fixture.logind
+        let watcher = try fixture.daemon.connect()
+        let first = try watcher.call(
+            "io.beacon.Properties.Watch",
+            ["patterns": ["session.**", "system.**", "lifecycle.**"], "initial": true, "old": true],
+            more: true
+        )
+        #expect(first.error == nil)
+        let observer = try fixture.daemon.connect()
+        #expect(
+            try observer.call("io.beacon.Notifications.Observe", ["patterns": ["lifecycle.**"]], more: true).error
+                == nil)
+
+        let initial = try Self.initialState(watcher, first: first)
+        #expect(
+            initial == [
+                "session.active": true, "session.locked": false, "session.idle": false, "system.sleeping": false,
+                "system.shuttingDown": false, "lifecycle.state": "active",
+            ]
+        )
+        try fixture.waitForBridge()
+        #expect(try fixture.status()["sequence"] == 0, "no notification for the state found at start-up")
+        let state = try fixture.state()
+        #expect(state["state"] == "active")
+        #expect(state["sessionActive"] == true)
+        #expect(state["participants"] == 0)
+
+        let steps: [(String, () throws -> Void, [Change], [Note])] = [
+            (
+                "Lock", { try logind.callSession("c1", "Lock") },
+                [Change("session.locked", true, old: false), Change("lifecycle.state", "inactive", old: "active")],
+                [Self.resign("locked")]
+            ),
+            (
+                "Unlock", { try logind.callSession("c1", "Unlock") },
+                [Change("session.locked", false, old: true), Change("lifecycle.state", "active", old: "inactive")],
+                [Note("lifecycle.didBecomeActive")]
+            ),
+            ("Unlock while unlocked", { try logind.callSession("c1", "Unlock") }, [], []),
+            (
+                "Active off", { try logind.setSessionFlag("c1", "Active", false) },
+                [Change("session.active", false, old: true), Change("lifecycle.state", "inactive", old: "active")],
+                [Self.resign("sessionInactive")]
+            ),
+            (
+                "Active on", { try logind.setSessionFlag("c1", "Active", true) },
+                [Change("session.active", true, old: false), Change("lifecycle.state", "active", old: "inactive")],
+                [Note("lifecycle.didBecomeActive")]
+            ),
+            (
+                "PrepareForSleep(true)", { try logind.emitManagerSignal("PrepareForSleep", true) },
+                [Change("system.sleeping", true, old: false), Change("lifecycle.state", "inactive", old: "active")],
+                [Self.resign("sleep"), Note("lifecycle.willSleep")]
+            ),
+            (
+                "PrepareForSleep(false)", { try logind.emitManagerSignal("PrepareForSleep", false) },
+                [Change("system.sleeping", false, old: true), Change("lifecycle.state", "active", old: "inactive")],
+                [Note("lifecycle.didWake"), Note("lifecycle.didBecomeActive")]
+            ),
+            (
+                "PrepareForShutdown(true)", { try logind.emitManagerSignal("PrepareForShutdown", true) },
+                [
+                    Change("system.shuttingDown", true, old: false),
+                    Change("lifecycle.state", "inactive", old: "active"),
+                ],
+                [Self.resign("shutdown"), Note("lifecycle.willTerminate")]
+            ),
+        ]
+        for (name, action, changes, notes) in steps {
+            try action()
+            // An idle flip marks the end of each step, so that a step that must change nothing is checked too.
+            try logind.setSessionFlag("c1", "IdleHint", true)
+            try logind.setSessionFlag("c1", "IdleHint", false)
+            let wanted = changes + [Change("session.idle", true, old: false), Change("session.idle", false, old: true)]
+            let got = try watcher.receiveItems("changes", count: wanted.count).map(Change.init)
+            #expect(got == wanted, "step \(name)")
+            if !notes.isEmpty {
+                let received = try observer.receiveItems("notifications", count: notes.count)
+                #expect(received.map(Note.init) == notes, "step \(name)")
+                #expect(received.allSatisfy { $0["origin"]?["pid"]?.intValue == Int64(fixture.daemon.pid) })
+            }
+        }
+        #expect(try !observer.hasPendingFrame(within: .milliseconds(300)), "no notification beyond the expected ones")
+        #expect(try fixture.state()["systemShuttingDown"] == true)
+    }
+
+    @Test("sleep participants hold logind's inhibitor until each released the sleep or left")
+    func sleepParticipants() throws {
+        let fixture = try Fixture(arguments: ["--lifecycle-sleep-timeout-ms", "30000"], inhibitDelayMax: 60_000_000)
+        let logind = fixture.logind
+        try fixture.waitForBridge()
+        try logind.waitForOpenInhibitors(1)
+        #expect(try fixture.state()["sleepInhibitor"] == true)
+
+        let one = try fixture.daemon.connect()
+        let two = try fixture.daemon.connect()
+        var participants: [Int64] = []
+        for client in [one, two] {
+            let reply = try client.call("io.beacon.Lifecycle.HoldSleep", ["description": "test"], more: true)
+            #expect(reply.error == nil)
+            #expect(reply.continues)
+            #expect(reply["event"] == "registered")
+            participants.append(try #require(reply["participant"]?.intValue))
+        }
+        let other = try fixture.daemon.connect()
+        #expect(try other.parameters("io.beacon.Lifecycle.State")["participants"] == 2)
+        let clients = try other.parameters("io.beacon.Daemon.Clients")["clients"]?.elements ?? []
+        #expect(clients.filter { $0["stream"] == "io.beacon.Lifecycle.HoldSleep" }.count == 2)
+        let unknown = try other.call("io.beacon.Lifecycle.Release", ["participant": 99_999])
+        #expect(unknown.error == "io.beacon.Lifecycle.NoSuchParticipant")
+
+        // Sleep 1: both are told, with the configured timeout; the inhibitor stays until the second answers.
+        try logind.emitManagerSignal("PrepareForSleep", true)
+        for client in [one, two] {
+            let reply = try client.receive()
+            #expect(reply["event"] == "willSleep")
+            #expect(reply["sleep"] == 1)
+            #expect(reply["timeoutUsec"] == 30_000_000)
+        }
+        one.send("io.beacon.Lifecycle.Release", ["participant": .int(participants[0]), "sleep": 1], oneway: true)
+        #expect(try other.parameters("io.beacon.Lifecycle.State")["pending"] == 1)
+        #expect(try logind.openInhibitors() == 1)
+        #expect(try other.parameters("io.beacon.Lifecycle.Release", ["participant": .int(participants[1])]) == [:])
+        try logind.waitForOpenInhibitors(0)
+        #expect(try other.parameters("io.beacon.Lifecycle.State")["pending"] == nil)
+
+        // Wake-up: both are told, and the daemon takes the inhibitor again.
+        try logind.emitManagerSignal("PrepareForSleep", false)
+        for client in [one, two] {
+            let reply = try client.receive()
+            #expect(reply["event"] == "didWake")
+            #expect(reply["sleep"] == 1)
+        }
+        try logind.waitForOpenInhibitors(1)
+
+        // Sleep 2: one participant leaves, the other's late answer to sleep 1 does not count.
+        try logind.emitManagerSignal("PrepareForSleep", true)
+        for client in [one, two] {
+            #expect(try client.receive()["sleep"] == 2)
+        }
+        one.close()
+        #expect(
+            try other.parameters("io.beacon.Lifecycle.Release", ["participant": .int(participants[1]), "sleep": 1])
+                == [:])
+        #expect(try other.parameters("io.beacon.Lifecycle.State")["pending"] == 1)
+        #expect(try logind.openInhibitors() == 1)
+        #expect(
+            try other.parameters("io.beacon.Lifecycle.Release", ["participant": .int(participants[1]), "sleep": 2])
+                == [:])
+        try logind.waitForOpenInhibitors(0)
+        try logind.emitManagerSignal("PrepareForSleep", false)
+        #expect(try two.receive()["event"] == "didWake")
+        try logind.waitForOpenInhibitors(1)
+
+        // Without participants the machine may sleep at once.
+        two.close()
+        try waitUntil("no participant is left", within: .seconds(10)) {
+            try other.parameters("io.beacon.Lifecycle.State")["participants"] == 0
+        }
+        try logind.emitManagerSignal("PrepareForSleep", true)
+        try logind.waitForOpenInhibitors(0)
+        #expect(try logind.inhibitCalls() == 3)
+    }
+
+    @Test("a participant that does not answer holds sleep back no longer than the sleep timeout")
+    func sleepTimeout() throws {
+        let fixture = try Fixture(arguments: ["--lifecycle-sleep-timeout-ms", "300"])
+        let logind = fixture.logind
+        try fixture.waitForBridge()
+        try logind.waitForOpenInhibitors(1)
+        let participant = try fixture.daemon.connect()
+        #expect(try participant.call("io.beacon.Lifecycle.HoldSleep", more: true)["event"] == "registered")
+        try logind.emitManagerSignal("PrepareForSleep", true)
+        let told = try participant.receive()
+        #expect(told["event"] == "willSleep")
+        #expect(told["timeoutUsec"] == 300_000)
+        try logind.waitForOpenInhibitors(0)
+    }
+
+    @Test("logind leaving and coming back: the daemon serves on, reports it, and follows the session again")
+    func logindRestarts() throws {
+        let fixture = try Fixture()
+        try fixture.waitForBridge()
+        let client = try fixture.daemon.connect()
+        fixture.bus.stopMock(name: LogindMock.service)
+        try fixture.waitForBridge("disconnected")
+        #expect(try client.set("app.value", 1) > 0)
+        #expect(try fixture.state()["bridge"]?.stringValue?.hasPrefix("disconnected") == true)
+
+        let logind = try LogindMock.start(on: fixture.bus)
+        try logind.addSession("c1")
+        try fixture.waitForBridge()
+        try logind.waitForOpenInhibitors(1)
+        #expect(
+            try client.parameters("io.beacon.Properties.Get", ["key": "lifecycle.state"])["property"]?["value"]
+                == "active")
+        #expect(fixture.daemon.log.contains("lifecycle bridge unavailable"))
+    }
+
+    @Test("without a system bus the daemon serves and says so; turned off, it says that and refuses HoldSleep")
+    func noSystemBus() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        try waitUntil("Status reports the missing bus", within: .seconds(20)) {
+            try client.parameters("io.beacon.Daemon.Status")["status"]?["lifecycle"]?.stringValue?
+                .hasPrefix("disconnected: ") == true
+        }
+        #expect(try client.set("app.value", 1) > 0)
+        let hold = try daemon.connect().call("io.beacon.Lifecycle.HoldSleep", more: true)
+        #expect(hold["event"] == "registered", "a participant may sign up before the bus is there")
+
+        let disabled = try TestDaemon(arguments: ["--lifecycle-enabled", "false"])
+        let other = try disabled.connect()
+        #expect(try other.parameters("io.beacon.Daemon.Status")["status"]?["lifecycle"] == "disabled")
+        #expect(try other.parameters("io.beacon.Lifecycle.State")["bridge"] == "disabled")
+        let refused = try other.call("io.beacon.Lifecycle.HoldSleep", more: true)
+        #expect(refused.error == "io.beacon.Lifecycle.Unavailable")
+        let withoutMore = try other.call("io.beacon.Lifecycle.HoldSleep")
+        #expect(withoutMore.error == "org.varlink.service.ExpectedMore")
+    }
+}
