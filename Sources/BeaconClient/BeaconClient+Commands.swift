@@ -11,6 +11,8 @@ enum Method {
     static let observe = "io.beacon.Notifications.Observe"
     static let status = "io.beacon.Daemon.Status"
     static let clients = "io.beacon.Daemon.Clients"
+    static let holdSleep = "io.beacon.Lifecycle.HoldSleep"
+    static let releaseSleep = "io.beacon.Lifecycle.Release"
 }
 
 extension BeaconClient {

@@ -1,3 +1,4 @@
+import BeaconProtocol
 import Signals
 
 /// The session's lifecycle as the daemon bridges it from logind: notifications as signals and the state as a
@@ -47,4 +48,58 @@ public struct BeaconLifecycle: Sendable {
 extension BeaconClient {
     /// The session lifecycle: `client.lifecycle.didBecomeActive ~> { ... }`.
     public var lifecycle: BeaconLifecycle { BeaconLifecycle(client: self) }
+}
+
+/// One sleep the daemon announced to a sleep participant.
+public struct SleepPreparation: Sendable, Hashable {
+    /// The daemon's number of this sleep.
+    public var sleep: Int64
+    /// How long the participant may take before the machine suspends anyway.
+    public var timeout: Duration
+}
+
+extension BeaconLifecycle {
+    /// Takes part in sleep: before the machine suspends, `prepare` runs, and the daemon holds logind's sleep
+    /// inhibitor until it returns (at most ``SleepPreparation/timeout``, which logind's `InhibitDelayMaxSec` caps).
+    ///
+    /// ```swift
+    /// let participation = client.lifecycle.holdSleep { _ in await store.flush() }
+    /// ```
+    ///
+    /// The participation is renewed after a reconnection and ends when the returned disposable is disposed or the
+    /// client closes. A daemon that does not follow the lifecycle (`io.beacon.Lifecycle.Unavailable`) is
+    /// reported on ``BeaconClient/errors``.
+    public func holdSleep(
+        description: String? = nil,
+        _ prepare: @escaping @Sendable (SleepPreparation) async -> Void
+    ) -> any Disposable {
+        let client = self.client
+        var parameters: [String: JSONValue] = [:]
+        if let description { parameters["description"] = .string(description) }
+        let fixed = parameters
+        let task = Task {
+            let error = await client.runResubscribing(method: Method.holdSleep, parameters: { fixed }) {
+                (reply, _) throws(BeaconError) in
+                let reader = ReplyReader(reply, "HoldSleep reply")
+                guard try reader.string("event") == "willSleep" else { return .proceed }
+                let participant = try reader.int("participant")
+                let sleep = try reader.int("sleep")
+                let timeout = Duration.microseconds(reader.optionalInt("timeoutUsec") ?? 0)
+                Task {
+                    await prepare(SleepPreparation(sleep: sleep, timeout: timeout))
+                    do throws(BeaconError) {
+                        _ = try await client.call(
+                            method: Method.releaseSleep,
+                            parameters: ["participant": .int(participant), "sleep": .int(sleep)]
+                        )
+                    } catch {
+                        client.report(error)
+                    }
+                }
+                return .proceed
+            }
+            if let error, error.code != .clientClosed { client.report(error) }
+        }
+        return BlockDisposable { task.cancel() }
+    }
 }

@@ -1,3 +1,4 @@
+import BeaconDaemon
 import BeaconProtocol
 import BeaconTestSupport
 import Foundation
@@ -70,6 +71,29 @@ struct ConfigurationTests {
         let text = try String(contentsOfFile: source, encoding: .utf8)
         let json = try JSONValue(parsing: text)
         #expect(json["limits"]?["maxValueSize"] == 65536)
+    }
+
+    @Test("the documented lifecycle and bridge sections are the built-in defaults; flags override them")
+    func lifecycleDefaults() async throws {
+        let source = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+            .deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("config/beacond.json").path
+        let documented = try await DaemonConfiguration.load(
+            arguments: ["beacond", "--config", source], environment: [:])
+        let builtIn = try await DaemonConfiguration.load(arguments: ["beacond"], environment: [:])
+        #expect(documented.lifecycle == LifecycleSettings())
+        #expect(builtIn.lifecycle == LifecycleSettings())
+        #expect(documented.bridge.isEmpty)
+        let custom = try await DaemonConfiguration.load(
+            arguments: ["beacond", "--lifecycle-enabled", "false", "--lifecycle-sleep-timeout-ms", "250"],
+            environment: ["BEACON_LIFECYCLE_SESSION_ID": "c7"])
+        #expect(!custom.lifecycle.enabled)
+        #expect(custom.lifecycle.sleepTimeout == .milliseconds(250))
+        #expect(custom.lifecycle.sessionID == "c7")
+        await #expect(throws: ConfigurationError.self) {
+            try await DaemonConfiguration.load(
+                arguments: ["beacond", "--lifecycle-sleep-timeout-ms", "0"], environment: [:])
+        }
     }
 
     @Test("an invalid configuration stops the daemon with a message")

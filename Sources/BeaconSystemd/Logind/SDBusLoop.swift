@@ -56,6 +56,8 @@ final class SDBusLoop: @unchecked Sendable {
     private var timers: [(id: UInt64, deadline: UInt64, body: () -> Void)] = []
     private var nextTimerID: UInt64 = 1
     private var reconnectDelay: Duration
+    /// The reason of the last failed attempt; the same failure again is logged at debug level only.
+    private var lastFailure: String?
     private var reconnectTimer: UInt64?
     private var connectedAt: UInt64 = 0
     private var matches: [ObjectIdentifier: SDBusMatch] = [:]
@@ -275,12 +277,18 @@ final class SDBusLoop: @unchecked Sendable {
         }
         guard result >= 0, let opened else {
             let reason = "cannot connect to the \(address): \(SDBusErrno.text(result))"
-            logger.info("D-Bus connection failed", metadata: ["bus": "\(address)", "reason": "\(reason)"])
+            logger.log(
+                level: reason == lastFailure ? .debug : .info,
+                "D-Bus connection failed",
+                metadata: ["bus": "\(address)", "reason": "\(reason)"]
+            )
+            lastFailure = reason
             delegate?.busDidDisconnect(self, reason: reason)
             scheduleReconnect()
             return
         }
         bus = opened
+        lastFailure = nil
         connectedAt = Self.monotonicMicroseconds()
         logger.debug("D-Bus connection opened", metadata: ["bus": "\(address)"])
         delegate?.busDidConnect(self)

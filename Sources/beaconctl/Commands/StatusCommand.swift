@@ -42,6 +42,14 @@ struct StatusCommand: ParsableCommand {
         rows.append(("Clients", "\(text(take("clients"))) (\(text(take("subscriptions"))) subscriptions)"))
         rows.append(("Properties", "\(text(take("properties"))) (version \(text(take("version"))))"))
         rows.append(("Notifications", "\(text(take("sequence"))) posted"))
+        if let lifecycle = take("lifecycle") {
+            rows.append(("Lifecycle", text(lifecycle)))
+        }
+        if let bridge = take("bridge")?.objectValue {
+            for bus in bridge.keys.sorted() {
+                rows.append(("D-Bus bridge", "\(bus): \(text(bridge[bus]))"))
+            }
+        }
         for name in status.keys.sorted() {
             rows.append((name, text(status[name])))
         }
