@@ -304,6 +304,17 @@ struct LifecycleTests {
             try client.parameters("io.beacon.Properties.Get", ["key": "lifecycle.state"])["property"]?["value"]
                 == "active")
         #expect(fixture.daemon.log.contains("lifecycle bridge unavailable"))
+
+        // A restart without logind: the stored lifecycle state of the earlier run is gone, not stale.
+        fixture.bus.stopMock(name: LogindMock.service)
+        #expect(fixture.daemon.terminate() == 0)
+        try fixture.daemon.start()
+        let again = try fixture.daemon.connect()
+        for key in Self.lifecycleKeys {
+            let reply = try again.call("io.beacon.Properties.Get", ["key": .string(key)])
+            #expect(reply.error == "io.beacon.Properties.KeyNotFound", "\(key)")
+        }
+        #expect(try again.parameters("io.beacon.Properties.Get", ["key": "app.value"])["property"]?["value"] == 1)
     }
 
     @Test("without a system bus the daemon serves and says so; turned off, it says that and refuses HoldSleep")

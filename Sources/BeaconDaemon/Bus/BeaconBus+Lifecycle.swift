@@ -35,10 +35,18 @@ struct LifecycleBusState {
 
 extension BeaconBus {
     /// Connects the bus to the lifecycle bridge (`nil`: the bridge is turned off), before any event arrives.
+    ///
+    /// The lifecycle properties stored by an earlier run describe a session and a boot that are over: they are
+    /// deleted (with a deletion for `since` replays), and set again once the bridge has read logind.
     public func attachLifecycle(_ bridge: LogindBridge?, sleepTimeout: Duration) {
         lifecycle.bridge = bridge
         lifecycle.enabled = bridge != nil
         lifecycle.sleepTimeout = sleepTimeout
+        for property in LifecycleProperty.allCases {
+            guard let entry = properties[property.rawValue] else { continue }
+            delete(key: property.rawValue, entry: entry, origin: .daemon)
+        }
+        core?.scheduleFlush()
     }
 
     /// Publishes one event of the logind bridge: properties are set, notifications posted, and sleep
