@@ -61,6 +61,19 @@ struct ConfigurationTests {
         #expect(daemon.isRunning)
     }
 
+    @Test("a daemon that stops leaves alone a socket file that a newer daemon bound at its path")
+    func socketFileOfAnotherDaemon() throws {
+        let first = try TestDaemon()
+        #expect(unlink(first.socketPath) == 0)
+        let second = try TestDaemon(environment: ["BEACON_ADDRESS": first.address])
+        #expect(first.terminate() == 0)
+        let client = try VarlinkTestClient(path: first.socketPath)
+        let status = try client.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
+        #expect(status["pid"]?.intValue == Int64(second.pid))
+        #expect(second.terminate() == 0)
+        #expect(access(first.socketPath, F_OK) != 0, "the daemon that bound the file removes it")
+    }
+
     @Test("the documented default file matches the built-in defaults")
     func documentedDefaults() throws {
         let source = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()

@@ -25,7 +25,9 @@ public final class VarlinkServer: Sendable {
     public let address: String
     private let serverChannel: any Channel
     private let core: NIOLoopBound<VarlinkServerCore>
-    private let socketPath: String?
+    /// The socket file the server bound, identified by device and inode: a later server may bind a new file at
+    /// the same path, which this one must not remove.
+    private let socketFile: SocketFile?
     /// The event loop group the server created for itself, shut down with the server.
     private let ownedGroup: MultiThreadedEventLoopGroup?
 
@@ -34,14 +36,14 @@ public final class VarlinkServer: Sendable {
         address: String,
         serverChannel: any Channel,
         core: NIOLoopBound<VarlinkServerCore>,
-        socketPath: String?,
+        socketFile: SocketFile?,
         ownedGroup: MultiThreadedEventLoopGroup?
     ) {
         self.eventLoop = eventLoop
         self.address = address
         self.serverChannel = serverChannel
         self.core = core
-        self.socketPath = socketPath
+        self.socketFile = socketFile
         self.ownedGroup = ownedGroup
     }
 
@@ -110,17 +112,23 @@ public final class VarlinkServer: Sendable {
         switch listener {
         case .unixPath(let path):
             try prepareSocketPath(path)
-            let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
-            guard chmod(path, 0o600) == 0 else {
-                try? await channel.close()
-                throw VarlinkServerError(message: "cannot chmod \(path): \(String(cString: strerror(errno)))")
+            // Bound here rather than by NIO, which would remove whatever file is at the path when the channel
+            // closes, even one that a newer server bound there since.
+            let fd = try bindListeningSocket(path)
+            let channel: any Channel
+            do {
+                channel = try await bootstrap.withBoundSocket(fd).get()
+            } catch {
+                close(fd)
+                unlink(path)
+                throw error
             }
             return VarlinkServer(
                 eventLoop: eventLoop,
                 address: address,
                 serverChannel: channel,
                 core: core,
-                socketPath: path,
+                socketFile: SocketFile(path: path),
                 ownedGroup: ownedGroup
             )
         case .descriptor(let fd):
@@ -130,7 +138,7 @@ public final class VarlinkServer: Sendable {
                 address: address,
                 serverChannel: channel,
                 core: core,
-                socketPath: nil,
+                socketFile: nil,
                 ownedGroup: ownedGroup
             )
         }
@@ -161,6 +169,47 @@ public final class VarlinkServer: Sendable {
         unlink(path)
     }
 
+    /// The `sockaddr_un` of `path`; `nil` when the path is too long for one.
+    private static func unixAddress(_ path: String) -> sockaddr_un? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+        }
+        return address
+    }
+
+    /// A listening Unix stream socket bound to `path`, with mode 0600.
+    static func bindListeningSocket(_ path: String) throws -> Int32 {
+        func failure(_ what: String) -> VarlinkServerError {
+            VarlinkServerError(message: "cannot \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        guard var address = unixAddress(path) else {
+            throw VarlinkServerError(message: "socket path too long: \(path)")
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw failure("create a socket for") }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0 else {
+            let error = failure("bind")
+            close(fd)
+            throw error
+        }
+        guard chmod(path, 0o600) == 0, listen(fd, SOMAXCONN) == 0 else {
+            let error = failure("chmod or listen on")
+            close(fd)
+            unlink(path)
+            throw error
+        }
+        return fd
+    }
+
     /// The path a Unix socket is bound to.
     static func socketName(_ fd: Int32) -> String? {
         var address = sockaddr_un()
@@ -179,13 +228,7 @@ public final class VarlinkServer: Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-        }
+        guard var address = unixAddress(path) else { return false }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
@@ -203,7 +246,7 @@ public final class VarlinkServer: Sendable {
     /// Stops accepting, closes every connection after writing what is queued, and removes the socket file.
     public func shutdown() async {
         try? await serverChannel.close()
-        if let socketPath { unlink(socketPath) }
+        socketFile?.removeIfUnchanged()
         let core = self.core
         let closed = try? await eventLoop.submit {
             let futures = core.value.connections.values.map { $0.channel.closeFuture }
@@ -216,5 +259,28 @@ public final class VarlinkServer: Sendable {
         // What the closing connections changed (ephemeral properties) is committed and published.
         try? await eventLoop.submit { core.value.service.willFlush() }.get()
         try? await ownedGroup?.shutdownGracefully()
+    }
+}
+
+/// A socket file a server bound, by path and identity.
+struct SocketFile {
+    let path: String
+    let device: UInt64
+    let inode: UInt64
+
+    /// Records the file now at `path`; `nil` when there is none.
+    init?(path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        self.path = path
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+
+    /// Removes the file when the path still names the file that was recorded.
+    func removeIfUnchanged() {
+        var info = stat()
+        guard lstat(path, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode else { return }
+        unlink(path)
     }
 }
