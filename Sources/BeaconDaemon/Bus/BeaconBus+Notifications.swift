@@ -14,9 +14,9 @@ extension BeaconBus {
         }
     }
 
-    private func post(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+    func post(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("name")
-        let userInfo = parameters.optionalValue("userInfo")
+        let encoded = parameters.optionalEncodedValue("userInfo")
         let key: PropertyKey
         do {
             key = try PropertyKey(name, limits: limits.keyLimits)
@@ -26,14 +26,8 @@ extension BeaconBus {
         guard !Self.isReserved(name) else {
             throw BusError.invalidName(name, reason: "names below lifecycle, session, system and daemon are reserved")
         }
-        var encoded: [UInt8]?
-        if let userInfo {
-            var bytes: [UInt8] = []
-            userInfo.encode(into: &bytes)
-            guard bytes.count <= limits.maxValueSize else {
-                throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
-            }
-            encoded = bytes
+        if let encoded, encoded.count > limits.maxValueSize {
+            throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
         }
         let posted = post(name: key, userInfo: encoded, origin: client.origin)
         client.connection.sendEncoded { buffer in

@@ -53,7 +53,7 @@ extension BeaconBus {
         return reservedPrefixes.contains { first.elementsEqual($0.utf8) }
     }
 
-    private func get(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+    func get(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
         let key = try parseKey(name)
         guard let entry = properties[key.rawValue] else { throw BusError.keyNotFound(name) }
@@ -83,15 +83,13 @@ extension BeaconBus {
         buffer.append(UInt8(ascii: "}"))
     }
 
-    private func set(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+    func set(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
-        let value = try parameters.value("value")
+        let encoded = try parameters.encodedValue("value")
         let ifVersion = try parameters.optionalInt("ifVersion")
         let ephemeral = try parameters.bool("ephemeral", default: false)
         let key = try parseKey(name)
         guard !Self.isReserved(name) else { throw BusError.readOnly(name) }
-        var encoded: [UInt8] = []
-        value.encode(into: &encoded)
         guard encoded.count <= limits.maxValueSize else {
             throw BusError.valueTooLarge(name, size: encoded.count, limit: limits.maxValueSize)
         }
@@ -180,7 +178,7 @@ extension BeaconBus {
         return newVersion
     }
 
-    private func unset(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+    func unset(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
         let ifVersion = try parameters.optionalInt("ifVersion")
         _ = try parseKey(name)

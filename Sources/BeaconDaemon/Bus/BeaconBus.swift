@@ -212,6 +212,27 @@ public final class BeaconBus: VarlinkService {
         }
     }
 
+    public func handle(_ call: VarlinkCallView, on connection: VarlinkConnection) -> Bool {
+        guard let client = connection.serviceState as? BusClient else { return false }
+        let parameters = CallParameters(call)
+        do throws(VarlinkError) {
+            if call.methodIs("io.beacon.Notifications.Post") {
+                try post(parameters, client: client)
+            } else if call.methodIs("io.beacon.Properties.Get") {
+                try get(parameters, client: client)
+            } else if call.methodIs("io.beacon.Properties.Set") {
+                try set(parameters, client: client)
+            } else if call.methodIs("io.beacon.Properties.Unset") {
+                try unset(parameters, client: client)
+            } else {
+                return false
+            }
+        } catch {
+            connection.reply(error: error)
+        }
+        return true
+    }
+
     public func willFlush() {
         // Delivering can close connections (slow subscribers), whose ephemeral properties then go away with
         // new events: commit and deliver those in the same tick.

@@ -116,14 +116,20 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
                 )
                 return
             }
+            // `frame` keeps the bytes while the call is handled, whatever happens to `pending` meanwhile.
+            let frame = buffer
+            buffer.moveReaderIndex(forwardBy: end + 1)
+            pending = buffer.readableBytes > 0 ? buffer : nil
+            let handled = frame.withUnsafeReadableBytes { raw in
+                core.dispatch(frame: UnsafeRawBufferPointer(rebasing: raw[0..<end]), on: connection)
+            }
+            if handled { continue }
             let limits = core.jsonLimits
-            let parsed: Result<VarlinkCall, VarlinkError> = buffer.withUnsafeReadableBytes { raw in
+            let parsed: Result<VarlinkCall, VarlinkError> = frame.withUnsafeReadableBytes { raw in
                 Result { () throws(VarlinkError) in
                     try VarlinkCall(parsing: UnsafeRawBufferPointer(rebasing: raw[0..<end]), limits: limits)
                 }
             }
-            buffer.moveReaderIndex(forwardBy: end + 1)
-            pending = buffer.readableBytes > 0 ? buffer : nil
             switch parsed {
             case .success(let call):
                 core.dispatch(call, on: connection)

@@ -9,10 +9,10 @@ struct JSONParser {
         var keyStart: Int
     }
 
-    private let base: UnsafePointer<UInt8>
-    private let end: Int
-    private let maxDepth: Int
-    private(set) var position: Int = 0
+    let base: UnsafePointer<UInt8>
+    let end: Int
+    let maxDepth: Int
+    var position: Int = 0
     private var frames: [Frame] = []
     private var pendingValues: [JSONValue] = []
     private var pendingKeys: [String] = []
@@ -249,7 +249,7 @@ struct JSONParser {
         }
     }
 
-    private func checkDepth(_ depth: Int) throws(JSONError) {
+    func checkDepth(_ depth: Int) throws(JSONError) {
         if depth > maxDepth {
             throw JSONError(
                 kind: .tooDeep, offset: position, reason: "nesting deeper than the limit of \(maxDepth) levels")
@@ -266,7 +266,7 @@ struct JSONParser {
         return name
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
         let count = literal.utf8CodeUnitCount
         let start = literal.utf8Start
         for index in 0..<count {
@@ -469,7 +469,7 @@ struct JSONParser {
 
     // MARK: - Numbers
 
-    private mutating func parseNumber() throws(JSONError) -> JSONValue {
+    mutating func parseNumber() throws(JSONError) -> JSONValue {
         let start = position
         var index = position
         let negative = base[index] == UInt8(ascii: "-")
@@ -580,6 +580,12 @@ extension JSONParser {
     struct MemberName {
         fileprivate var raw: UnsafeBufferPointer<UInt8>?
         fileprivate var decoded: String?
+
+        /// The name's bytes, when it is plain ASCII without escapes.
+        var plainBytes: UnsafeBufferPointer<UInt8>? { raw }
+
+        /// Whether the name is plain ASCII without escapes.
+        var isPlain: Bool { raw != nil }
 
         /// Whether the name is `literal`.
         func `is`(_ literal: StaticString) -> Bool {
