@@ -289,17 +289,29 @@ public final class BeaconBus: VarlinkService {
             publishingNotifications.removeAll(keepingCapacity: true)
         }
         var touched: [Subscription] = []
+        // Events of one key often come in runs: its subscribers are looked up once per run.
+        var matched: [Subscription] = []
+        var matchedKey: PropertyKey?
         for (index, event) in publishingChanges.enumerated() {
             let position = Int32(index)
-            watchIndex.forEachMatch(event.key) { subscription in
-                guard event.version > subscription.start else { return }
+            if matchedKey != event.key {
+                matched.removeAll(keepingCapacity: true)
+                watchIndex.forEachMatch(event.key) { matched.append($0) }
+                matchedKey = event.key
+            }
+            for subscription in matched where event.version > subscription.start {
                 subscription.select(position, tick: tick, touched: &touched)
             }
         }
+        matchedKey = nil
         for (index, event) in publishingNotifications.enumerated() {
             let position = Int32(index)
-            observeIndex.forEachMatch(event.name) { subscription in
-                guard event.sequence > subscription.start else { return }
+            if matchedKey != event.name {
+                matched.removeAll(keepingCapacity: true)
+                observeIndex.forEachMatch(event.name) { matched.append($0) }
+                matchedKey = event.name
+            }
+            for subscription in matched where event.sequence > subscription.start {
                 subscription.select(position, tick: tick, touched: &touched)
             }
         }
@@ -330,7 +342,12 @@ public final class BeaconBus: VarlinkService {
             }
             return
         }
-        let key = SelectionKey(includesOld: subscription.includesOld, indices: subscription.selection)
+        // A selection of every event of its kind, the common case, is keyed without its indices.
+        let all =
+            subscription.selection.count
+            == (subscription.kind.isWatch ? publishingChanges.count : publishingNotifications.count)
+        let key = SelectionKey(
+            kind: subscription.kind, indices: all ? [] : subscription.selection)
         if let shared = encoded[key] {
             connection.send(shared: shared)
             return
@@ -356,7 +373,7 @@ public final class BeaconBus: VarlinkService {
         case .observe:
             let events = subscription.selection.lazy.map { self.publishingNotifications[Int($0)] }
             StreamReply.notifications(
-                events.map { $0.fragment },
+                events,
                 sequence: events.last?.sequence ?? sequence,
                 overflow: overflow,
                 into: &buffer

@@ -61,28 +61,16 @@ final class ChangeEvent {
     }
 }
 
-/// One posted notification, shared by every observer it goes to.
-final class NotificationEvent {
+/// One posted notification, delivered to every observer it goes to.
+struct NotificationEvent {
     let name: PropertyKey
     /// The userInfo's JSON text, when given.
     let userInfo: [UInt8]?
     let sequence: Int64
     let origin: Origin
 
-    init(name: PropertyKey, userInfo: [UInt8]?, sequence: Int64, origin: Origin) {
-        self.name = name
-        self.userInfo = userInfo
-        self.sequence = sequence
-        self.origin = origin
-    }
-
-    private var encoded: [UInt8]?
-
-    /// The `Notification` object's JSON.
-    var fragment: [UInt8] {
-        if let encoded { return encoded }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(name.rawValue.utf8.count + (userInfo?.count ?? 0) + 80)
+    /// Appends the `Notification` object's JSON.
+    func encode(into bytes: inout [UInt8]) {
         JSONWriter.appendASCII("{\"name\":", to: &bytes)
         JSONWriter.appendString(name.rawValue, to: &bytes)
         if let userInfo {
@@ -94,8 +82,6 @@ final class NotificationEvent {
         JSONWriter.appendASCII(",\"origin\":", to: &bytes)
         origin.encode(into: &bytes)
         bytes.append(UInt8(ascii: "}"))
-        encoded = bytes
-        return bytes
     }
 }
 
@@ -129,17 +115,17 @@ enum StreamReply {
 
     /// `{"parameters":{"notifications":[…],"sequence":S,…},"continues":true}` and the NUL.
     static func notifications(
-        _ fragments: some Sequence<[UInt8]>,
+        _ events: some Sequence<NotificationEvent>,
         sequence: Int64,
         overflow: Int = 0,
         into buffer: inout [UInt8]
     ) {
         JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
         var first = true
-        for fragment in fragments {
+        for event in events {
             if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
-            buffer.append(contentsOf: fragment)
+            event.encode(into: &buffer)
         }
         JSONWriter.appendASCII("],\"sequence\":", to: &buffer)
         JSONWriter.appendInt(sequence, to: &buffer)

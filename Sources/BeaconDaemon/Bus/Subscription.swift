@@ -18,7 +18,7 @@ final class BusClient {
 
 /// A running Watch or Observe call.
 final class Subscription {
-    enum Kind {
+    enum Kind: Hashable {
         case watch(old: Bool)
         case observe
     }
@@ -74,6 +74,7 @@ final class Subscription {
 
 /// The selection of events one stream reply is made of; equal selections share one encoded buffer.
 struct SelectionKey: Hashable {
-    var includesOld: Bool
+    var kind: Subscription.Kind
+    /// The indices of the selected events; empty for all the events of the tick of that kind.
     var indices: [Int32]
 }
