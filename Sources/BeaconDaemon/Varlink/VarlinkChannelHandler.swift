@@ -61,8 +61,30 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
         var bytes = unwrapInboundIn(data)
+        guard pending != nil else {
+            pending = bytes
+            processPending()
+            return
+        }
+        // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
+        // copied, and take the messages after it from the buffer they were read into.
+        let nul: Int? = bytes.withUnsafeReadableBytes { raw in
+            guard connection != nil, let base = raw.baseAddress, let found = memchr(base, 0, raw.count) else {
+                return nil
+            }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
+        guard let nul, var head = bytes.readSlice(length: nul + 1) else {
+            pending!.writeBuffer(&bytes)
+            processPending()
+            return
+        }
+        pending!.writeBuffer(&head)
+        processPending()
+        guard !refused, let connection, !connection.isClosed, bytes.readableBytes > 0 else { return }
         if pending == nil {
             pending = bytes
+            scanned = 0
         } else {
             pending!.writeBuffer(&bytes)
         }
@@ -102,6 +124,8 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
                         logMessage: "message longer than maxMessageSize"
                     )
                 } else if buffer.readerIndex > 0 {
+                    // The only reference to the bytes: they move in place.
+                    pending = nil
                     buffer.discardReadBytes()
                     pending = buffer
                 }
