@@ -43,7 +43,7 @@ extension BeaconBus {
     func post(name: PropertyKey, userInfo: [UInt8]?, origin: Origin) -> Int64 {
         sequence += 1
         tickNotifications.append(NotificationEvent(name: name, userInfo: userInfo, sequence: sequence, origin: origin))
-        core?.scheduleFlush()
+        requestFlush()
         return sequence
     }
 

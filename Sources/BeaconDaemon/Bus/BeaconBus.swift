@@ -66,6 +66,8 @@ public final class BeaconBus: VarlinkService {
     private var publishingChanges: [ChangeEvent] = []
     private var publishingNotifications: [NotificationEvent] = []
     private var tickNumber = 0
+    /// ``requestFlush()`` asked the core for a flush that has not begun yet.
+    private var flushRequested = false
 
     /// Opens the bus on the contents of `store`. Runs on the event loop.
     init(
@@ -190,7 +192,7 @@ public final class BeaconBus: VarlinkService {
                 delete(key: key, entry: entry, origin: client.origin)
             }
             client.ephemeralKeys.removeAll()
-            core?.scheduleFlush()
+            requestFlush()
         }
     }
 
@@ -233,7 +235,15 @@ public final class BeaconBus: VarlinkService {
         return true
     }
 
+    /// Has ``willFlush()`` run at the end of this tick; asks the core once per tick.
+    func requestFlush() {
+        guard !flushRequested else { return }
+        flushRequested = true
+        core?.scheduleFlush()
+    }
+
     public func willFlush() {
+        flushRequested = false
         // Delivering can close connections (slow subscribers), whose ephemeral properties then go away with
         // new events: commit and deliver those in the same tick.
         for _ in 0..<8 {
