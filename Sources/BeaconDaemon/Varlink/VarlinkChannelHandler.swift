@@ -124,10 +124,11 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
                         logMessage: "message longer than maxMessageSize"
                     )
                 } else if buffer.readerIndex > 0 {
-                    // The only reference to the bytes: they move in place.
-                    pending = nil
-                    buffer.discardReadBytes()
-                    pending = buffer
+                    // Keep the start of the message, not the whole buffer it was read into (which the caller may
+                    // still hold, so that compacting it in place would copy all of it).
+                    var start = ByteBufferAllocator().buffer(capacity: Swift.max(readable * 2, 512))
+                    start.writeBuffer(&buffer)
+                    pending = start
                 }
                 return
             }
