@@ -10,6 +10,13 @@ struct VarlinkCallViewTests {
         let parsed = Result { () throws(VarlinkError) in try VarlinkCall(parsing: bytes, limits: limits) }
         return bytes.withUnsafeBytes { raw -> Bool in
             guard let view = VarlinkCallView(parsing: raw, limits: limits) else { return false }
+            guard view.hasValidMethodName else {
+                guard case .failure = parsed else {
+                    Issue.record("a valid call has an invalid method name: \(String(decoding: bytes, as: UTF8.self))")
+                    return true
+                }
+                return false
+            }
             guard case .success(let call) = parsed else {
                 Issue.record("a view was made of a call that does not parse: \(String(decoding: bytes, as: UTF8.self))")
                 return true

@@ -40,6 +40,8 @@ public protocol VarlinkService: AnyObject {
 
     /// Answers a call read in place, as ``handle(_:on:)`` would, when the service reads its method that way;
     /// otherwise returns false without doing anything, and the call is parsed and given to ``handle(_:on:)``.
+    /// Only calls of the service's own methods, recognized with ``VarlinkCallView/methodIs(_:)``, may be answered:
+    /// the method name of `call` is not checked otherwise.
     func handle(_ call: VarlinkCallView, on connection: VarlinkConnection) -> Bool
 
     /// Called once per event-loop tick in which output was queued, before it is written: the place to make that

@@ -19,9 +19,10 @@ public struct VarlinkCallView {
 
     /// Reads a call from one frame, without its terminating NUL byte.
     ///
-    /// Returns `nil` when ``VarlinkCall/init(parsing:limits:)`` would throw, and also for calls this view does not
-    /// describe: member names written with escapes or outside ASCII, a method name with escapes, more than eight
-    /// parameters, or limits deeper than the parser's recursion limit. A view that is made holds what
+    /// Returns `nil` when ``VarlinkCall/init(parsing:limits:)`` would throw for another reason than the method
+    /// name (see ``hasValidMethodName``), and also for calls this view does not describe: member names written with
+    /// escapes or outside ASCII, a method name with escapes, more than eight parameters, or limits deeper than the
+    /// parser's recursion limit. When the method name is valid, a view holds what
     /// ``VarlinkCall/init(parsing:limits:)`` would: the same method, flags and parameters.
     public init?(parsing frame: UnsafeRawBufferPointer, limits: JSONLimits) {
         guard min(limits.maxDepth, JSONLimits.maximumDepth) <= JSONParser.recursionLimit,
@@ -33,10 +34,14 @@ public struct VarlinkCallView {
         } catch {
             return nil
         }
-        guard methodEnd > methodStart,
-            VarlinkNames.isValidQualifiedMemberName(
-                bytes: UnsafeBufferPointer(start: base + methodStart, count: methodEnd - methodStart))
-        else { return nil }
+    }
+
+    /// Whether the method is a valid `interface.Member` name, which ``VarlinkCall/init(parsing:limits:)``
+    /// requires. ``init(parsing:limits:)`` leaves this check to the caller, as a method compared equal to a valid
+    /// name with ``methodIs(_:)`` passes it.
+    public var hasValidMethodName: Bool {
+        VarlinkNames.isValidQualifiedMemberName(
+            bytes: UnsafeBufferPointer(start: base + methodStart, count: methodEnd - methodStart))
     }
 
     /// Scans the frame; returns false for a call the view does not describe.
