@@ -29,7 +29,7 @@ extension BeaconBus {
         if let encoded, encoded.count > limits.maxValueSize {
             throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
         }
-        let posted = post(name: key, userInfo: encoded, origin: client.origin)
+        let posted = post(name: key, userInfo: encoded, encodedOrigin: client.encodedOrigin)
         client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"sequence\":", to: &buffer)
             JSONWriter.appendInt(posted, to: &buffer)
@@ -41,8 +41,16 @@ extension BeaconBus {
     /// Posts a notification to the observers connected now; returns its sequence number.
     @discardableResult
     func post(name: PropertyKey, userInfo: [UInt8]?, origin: Origin) -> Int64 {
+        var encodedOrigin: [UInt8] = []
+        origin.encode(into: &encodedOrigin)
+        return post(name: name, userInfo: userInfo, encodedOrigin: encodedOrigin)
+    }
+
+    /// Posts a notification from the origin whose JSON is `encodedOrigin`; returns its sequence number.
+    private func post(name: PropertyKey, userInfo: [UInt8]?, encodedOrigin: [UInt8]) -> Int64 {
         sequence += 1
-        tickNotifications.append(NotificationEvent(name: name, userInfo: userInfo, sequence: sequence, origin: origin))
+        tickNotifications.append(
+            NotificationEvent(name: name, userInfo: userInfo, sequence: sequence, origin: encodedOrigin))
         requestFlush()
         return sequence
     }

@@ -67,7 +67,8 @@ struct NotificationEvent {
     /// The userInfo's JSON text, when given.
     let userInfo: [UInt8]?
     let sequence: Int64
-    let origin: Origin
+    /// The JSON of the ``Origin``.
+    let origin: [UInt8]
 
     /// Appends the `Notification` object's JSON.
     func encode(into bytes: inout [UInt8]) {
@@ -80,7 +81,7 @@ struct NotificationEvent {
         JSONWriter.appendASCII(",\"sequence\":", to: &bytes)
         JSONWriter.appendInt(sequence, to: &bytes)
         JSONWriter.appendASCII(",\"origin\":", to: &bytes)
-        origin.encode(into: &bytes)
+        bytes.append(contentsOf: origin)
         bytes.append(UInt8(ascii: "}"))
     }
 }
