@@ -299,31 +299,36 @@ public final class BeaconBus: VarlinkService {
             publishingNotifications.removeAll(keepingCapacity: true)
         }
         var touched: [Subscription] = []
-        // Events of one key often come in runs: its subscribers are looked up once per run.
+        // Events of one key often come in runs: a run's subscribers are looked up once, and each selects the
+        // run's events after its start (versions and sequences grow along the tick, so those end the run).
         var matched: [Subscription] = []
-        var matchedKey: PropertyKey?
-        for (index, event) in publishingChanges.enumerated() {
-            let position = Int32(index)
-            if matchedKey != event.key {
-                matched.removeAll(keepingCapacity: true)
-                watchIndex.forEachMatch(event.key) { matched.append($0) }
-                matchedKey = event.key
+        var start = 0
+        while start < publishingChanges.count {
+            let key = publishingChanges[start].key
+            var end = start + 1
+            while end < publishingChanges.count && publishingChanges[end].key == key { end += 1 }
+            matched.removeAll(keepingCapacity: true)
+            watchIndex.forEachMatch(key) { matched.append($0) }
+            for subscription in matched {
+                var first = start
+                while first < end && publishingChanges[first].version <= subscription.start { first += 1 }
+                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
             }
-            for subscription in matched where event.version > subscription.start {
-                subscription.select(position, tick: tick, touched: &touched)
-            }
+            start = end
         }
-        matchedKey = nil
-        for (index, event) in publishingNotifications.enumerated() {
-            let position = Int32(index)
-            if matchedKey != event.name {
-                matched.removeAll(keepingCapacity: true)
-                observeIndex.forEachMatch(event.name) { matched.append($0) }
-                matchedKey = event.name
+        start = 0
+        while start < publishingNotifications.count {
+            let name = publishingNotifications[start].name
+            var end = start + 1
+            while end < publishingNotifications.count && publishingNotifications[end].name == name { end += 1 }
+            matched.removeAll(keepingCapacity: true)
+            observeIndex.forEachMatch(name) { matched.append($0) }
+            for subscription in matched {
+                var first = start
+                while first < end && publishingNotifications[first].sequence <= subscription.start { first += 1 }
+                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
             }
-            for subscription in matched where event.sequence > subscription.start {
-                subscription.select(position, tick: tick, touched: &touched)
-            }
+            start = end
         }
         var encoded: [SelectionKey: ByteBuffer] = [:]
         var scratch: [UInt8] = []
@@ -381,10 +386,11 @@ public final class BeaconBus: VarlinkService {
                 into: &buffer
             )
         case .observe:
-            let events = subscription.selection.lazy.map { self.publishingNotifications[Int($0)] }
+            let selection = subscription.selection
             StreamReply.notifications(
-                events,
-                sequence: events.last?.sequence ?? sequence,
+                selection,
+                of: publishingNotifications,
+                sequence: selection.last.map { publishingNotifications[Int($0)].sequence } ?? sequence,
                 overflow: overflow,
                 into: &buffer
             )

@@ -128,6 +128,28 @@ enum StreamReply {
             first = false
             event.encode(into: &buffer)
         }
+        endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
+    }
+
+    /// The same reply for the events at `positions` of `events`.
+    static func notifications(
+        _ positions: [Int32],
+        of events: [NotificationEvent],
+        sequence: Int64,
+        overflow: Int = 0,
+        into buffer: inout [UInt8]
+    ) {
+        JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
+        var first = true
+        for position in positions {
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            events[Int(position)].encode(into: &buffer)
+        }
+        endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
+    }
+
+    private static func endNotifications(sequence: Int64, overflow: Int, into buffer: inout [UInt8]) {
         JSONWriter.appendASCII("],\"sequence\":", to: &buffer)
         JSONWriter.appendInt(sequence, to: &buffer)
         if overflow > 0 {
