@@ -5,17 +5,46 @@ struct ScannedValue {
     }
 
     var kind: Kind = .null
-    /// Offset of the value's first byte.
-    var start = 0
-    /// Offset after the value's last byte.
-    var end = 0
     /// The bytes are exactly what ``JSONValue/encode(into:)`` writes for the value: no whitespace, no escapes,
     /// integers only, no member name twice in an object.
     var isCompact = false
     /// Strings: the bytes between the quotes are the string's UTF-8 (no escapes). Booleans: the value. Numbers:
     /// the value is an `Int64`, in ``integer``.
     var flag = false
+    // Offsets are kept in 32 bits, so that a call's parameters stay small to copy; inputs are shorter.
+    private var start32: Int32 = 0
+    private var end32: Int32 = 0
     var integer: Int64 = 0
+
+    /// Offset of the value's first byte.
+    var start: Int {
+        get { Int(start32) }
+        set { start32 = Int32(truncatingIfNeeded: newValue) }
+    }
+
+    /// Offset after the value's last byte.
+    var end: Int {
+        get { Int(end32) }
+        set { end32 = Int32(truncatingIfNeeded: newValue) }
+    }
+}
+
+/// Whether the `count` bytes at `left` and `right` are equal.
+@inline(__always)
+func bytesEqual(_ left: UnsafePointer<UInt8>, _ right: UnsafePointer<UInt8>, count: Int) -> Bool {
+    var index = 0
+    while index &+ 8 <= count {
+        guard
+            UnsafeRawPointer(left + index).loadUnaligned(as: UInt64.self)
+                == UnsafeRawPointer(right + index).loadUnaligned(as: UInt64.self)
+        else { return false }
+        index &+= 8
+    }
+    while index < count {
+        guard left[index] == right[index] else { return false }
+        index &+= 1
+    }
+    return true
 }
 
 extension JSONParser {

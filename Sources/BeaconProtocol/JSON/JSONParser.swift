@@ -590,11 +590,8 @@ extension JSONParser {
         /// Whether the name is `literal`.
         func `is`(_ literal: StaticString) -> Bool {
             let count = literal.utf8CodeUnitCount
-            if let raw {
-                guard raw.count == count else { return false }
-                let expected = literal.utf8Start
-                for index in 0..<count where raw[index] != expected[index] { return false }
-                return true
+            if let raw, let address = raw.baseAddress {
+                return raw.count == count && bytesEqual(address, literal.utf8Start, count: count)
             }
             let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
             return decoded.map { $0.utf8.elementsEqual(expected) } ?? false

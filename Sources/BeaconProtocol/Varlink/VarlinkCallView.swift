@@ -21,12 +21,12 @@ public struct VarlinkCallView {
     ///
     /// Returns `nil` when ``VarlinkCall/init(parsing:limits:)`` would throw for another reason than the method
     /// name (see ``hasValidMethodName``), and also for calls this view does not describe: member names written with
-    /// escapes or outside ASCII, a method name with escapes, more than eight parameters, or limits deeper than the
+    /// escapes or outside ASCII, a method name with escapes, more than six parameters, or limits deeper than the
     /// parser's recursion limit. When the method name is valid, a view holds what
     /// ``VarlinkCall/init(parsing:limits:)`` would: the same method, flags and parameters.
     public init?(parsing frame: UnsafeRawBufferPointer, limits: JSONLimits) {
         guard min(limits.maxDepth, JSONLimits.maximumDepth) <= JSONParser.recursionLimit,
-            frame.count <= limits.maxBytes, let raw = frame.baseAddress, frame.count > 0
+            frame.count <= limits.maxBytes, frame.count < Int32.max, let raw = frame.baseAddress, frame.count > 0
         else { return nil }
         base = raw.assumingMemoryBound(to: UInt8.self)
         do throws(JSONError) {
@@ -115,10 +115,7 @@ public struct VarlinkCallView {
     /// Whether the method is `name`, e.g. `io.beacon.Properties.Get`.
     public func methodIs(_ name: StaticString) -> Bool {
         let count = name.utf8CodeUnitCount
-        guard methodEnd - methodStart == count else { return false }
-        let expected = name.utf8Start
-        for index in 0..<count where base[methodStart + index] != expected[index] { return false }
-        return true
+        return methodEnd - methodStart == count && bytesEqual(base + methodStart, name.utf8Start, count: count)
     }
 
     /// The fully qualified method name.
@@ -144,12 +141,14 @@ public struct VarlinkCallView {
         let count = name.utf8CodeUnitCount
         let expected = name.utf8Start
         var index = parameters.count
-        search: while index > 0 {
+        while index > 0 {
             index -= 1
             let member = parameters[index]
-            guard member.nameEnd - member.nameStart == count else { continue }
-            for offset in 0..<count where base[member.nameStart + offset] != expected[offset] { continue search }
-            return JSONValueView(base: base, scanned: member.value)
+            if member.nameEnd - member.nameStart == count
+                && bytesEqual(base + member.nameStart, expected, count: count)
+            {
+                return JSONValueView(base: base, scanned: member.value)
+            }
         }
         return nil
     }
@@ -234,17 +233,28 @@ public struct JSONValueView {
     }
 }
 
-/// Up to eight parameters of a call, stored inline.
+/// Up to six parameters of a call, stored inline.
 private struct ParameterMembers {
     struct Member {
-        var nameStart = 0
-        var nameEnd = 0
+        private var nameStart32: Int32 = 0
+        private var nameEnd32: Int32 = 0
         var value = ScannedValue()
+
+        init() {}
+
+        init(nameStart: Int, nameEnd: Int, value: ScannedValue) {
+            nameStart32 = Int32(truncatingIfNeeded: nameStart)
+            nameEnd32 = Int32(truncatingIfNeeded: nameEnd)
+            self.value = value
+        }
+
+        var nameStart: Int { Int(nameStart32) }
+        var nameEnd: Int { Int(nameEnd32) }
     }
 
-    private static let capacity = 8
-    private var storage: (Member, Member, Member, Member, Member, Member, Member, Member) = (
-        Member(), Member(), Member(), Member(), Member(), Member(), Member(), Member()
+    private static let capacity = 6
+    private var storage: (Member, Member, Member, Member, Member, Member) = (
+        Member(), Member(), Member(), Member(), Member(), Member()
     )
     private(set) var count = 0
 
@@ -270,9 +280,7 @@ private struct ParameterMembers {
         case 2: storage.2
         case 3: storage.3
         case 4: storage.4
-        case 5: storage.5
-        case 6: storage.6
-        default: storage.7
+        default: storage.5
         }
     }
 }
