@@ -29,7 +29,7 @@ extension BeaconBus {
         if let encoded, encoded.count > limits.maxValueSize {
             throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
         }
-        let posted = post(name: key, userInfo: encoded, encodedOrigin: client.encodedOrigin)
+        let posted = post(name: key, userInfo: encoded, encodedOrigin: client.origin.encodedJSON)
         client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"sequence\":", to: &buffer)
             JSONWriter.appendInt(posted, to: &buffer)
@@ -41,9 +41,7 @@ extension BeaconBus {
     /// Posts a notification to the observers connected now; returns its sequence number.
     @discardableResult
     func post(name: PropertyKey, userInfo: [UInt8]?, origin: Origin) -> Int64 {
-        var encodedOrigin: [UInt8] = []
-        origin.encode(into: &encodedOrigin)
-        return post(name: name, userInfo: userInfo, encodedOrigin: encodedOrigin)
+        post(name: name, userInfo: userInfo, encodedOrigin: origin.encodedJSON)
     }
 
     /// Posts a notification from the origin whose JSON is `encodedOrigin`; returns its sequence number.

@@ -4,8 +4,6 @@ import BeaconProtocol
 final class BusClient {
     unowned let connection: VarlinkConnection
     let origin: Origin
-    /// The JSON of ``origin``.
-    let encodedOrigin: [UInt8]
     /// Keys of the ephemeral properties this connection owns.
     var ephemeralKeys: Set<String> = []
     /// The Watch or Observe running on the connection.
@@ -15,9 +13,6 @@ final class BusClient {
         self.connection = connection
         let credentials = connection.credentials
         origin = Origin(uid: credentials.uid, pid: credentials.pid, command: credentials.command)
-        var encoded: [UInt8] = []
-        origin.encode(into: &encoded)
-        encodedOrigin = encoded
     }
 }
 
