@@ -2,6 +2,12 @@ import BeaconProtocol
 import BeaconTestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 @Suite("Malformed input")
 struct BadInputTests {
     /// A client that keeps being served while others misbehave.
@@ -137,6 +143,38 @@ struct BadInputTests {
             let get = try client.receive()
             #expect(get["property"]?["value"]?.intValue == Int64(index))
             #expect(get["property"]?["version"]?.intValue == version)
+        }
+    }
+
+    @Test("calls split across reads at any byte are answered in order")
+    func splitReads() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        var bytes: [UInt8] = []
+        for index in 0..<60 {
+            VarlinkCall(
+                method: "io.beacon.Properties.Set",
+                parameters: ["key": .string("s.k\(index % 5)"), "value": ["n": .int(Int64(index))]]
+            )
+            .encode(into: &bytes)
+            VarlinkCall(method: "io.beacon.Properties.Get", parameters: ["key": .string("s.k\(index % 5)")]).encode(
+                into: &bytes)
+        }
+        // Chunks of 1 to 97 bytes, each written on its own, so that frames end anywhere inside a read.
+        var offset = 0
+        var size = 1
+        while offset < bytes.count {
+            let end = min(offset + size, bytes.count)
+            _ = client.sendRaw(Array(bytes[offset..<end]))
+            offset = end
+            size = size % 97 + 13
+            if size % 3 == 0 { usleep(200) }
+        }
+        for index in 0..<60 {
+            let set = try client.receive()
+            #expect(set.error == nil)
+            let get = try client.receive()
+            #expect(get["property"]?["value"]?["n"]?.intValue == Int64(index))
         }
     }
 }

@@ -14,9 +14,9 @@ extension BeaconBus {
         }
     }
 
-    private func post(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+    func post(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("name")
-        let userInfo = parameters.optionalValue("userInfo")
+        let encoded = parameters.optionalEncodedValue("userInfo")
         let key: PropertyKey
         do {
             key = try PropertyKey(name, limits: limits.keyLimits)
@@ -26,16 +26,10 @@ extension BeaconBus {
         guard !Self.isReserved(name) else {
             throw BusError.invalidName(name, reason: "names below lifecycle, session, system and daemon are reserved")
         }
-        var encoded: [UInt8]?
-        if let userInfo {
-            var bytes: [UInt8] = []
-            userInfo.encode(into: &bytes)
-            guard bytes.count <= limits.maxValueSize else {
-                throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
-            }
-            encoded = bytes
+        if let encoded, encoded.count > limits.maxValueSize {
+            throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
         }
-        let posted = post(name: key, userInfo: encoded, origin: client.origin)
+        let posted = post(name: key, userInfo: encoded, encodedOrigin: client.origin.encodedJSON)
         client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"sequence\":", to: &buffer)
             JSONWriter.appendInt(posted, to: &buffer)
@@ -47,9 +41,15 @@ extension BeaconBus {
     /// Posts a notification to the observers connected now; returns its sequence number.
     @discardableResult
     func post(name: PropertyKey, userInfo: [UInt8]?, origin: Origin) -> Int64 {
+        post(name: name, userInfo: userInfo, encodedOrigin: origin.encodedJSON)
+    }
+
+    /// Posts a notification from the origin whose JSON is `encodedOrigin`; returns its sequence number.
+    private func post(name: PropertyKey, userInfo: [UInt8]?, encodedOrigin: [UInt8]) -> Int64 {
         sequence += 1
-        tickNotifications.append(NotificationEvent(name: name, userInfo: userInfo, sequence: sequence, origin: origin))
-        core?.scheduleFlush()
+        tickNotifications.append(
+            NotificationEvent(name: name, userInfo: userInfo, sequence: sequence, origin: encodedOrigin))
+        requestFlush()
         return sequence
     }
 

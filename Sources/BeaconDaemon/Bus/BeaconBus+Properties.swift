@@ -45,15 +45,18 @@ extension BeaconBus {
     }
 
     static func isReserved(_ key: String) -> Bool {
-        let utf8 = key.utf8
-        let end = utf8.firstIndex(of: UInt8(ascii: ".")) ?? utf8.endIndex
-        let first = utf8[..<end]
-        // Cheap rejection before the comparison: every reserved first segment is 6 to 9 bytes long.
-        guard (6...9).contains(first.count) else { return false }
-        return reservedPrefixes.contains { first.elementsEqual($0.utf8) }
+        var key = key
+        return key.withUTF8 { utf8 in
+            var end = 0
+            while end < utf8.count && utf8[end] != UInt8(ascii: ".") { end += 1 }
+            // Cheap rejection before the comparison: every reserved first segment is 6 to 9 bytes long.
+            guard (6...9).contains(end) else { return false }
+            let first = UnsafeBufferPointer(rebasing: utf8[0..<end])
+            return reservedPrefixes.contains { first.elementsEqual($0.utf8) }
+        }
     }
 
-    private func get(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+    func get(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
         let key = try parseKey(name)
         guard let entry = properties[key.rawValue] else { throw BusError.keyNotFound(name) }
@@ -83,15 +86,13 @@ extension BeaconBus {
         buffer.append(UInt8(ascii: "}"))
     }
 
-    private func set(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+    func set(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
-        let value = try parameters.value("value")
+        let encoded = try parameters.encodedValue("value")
         let ifVersion = try parameters.optionalInt("ifVersion")
         let ephemeral = try parameters.bool("ephemeral", default: false)
         let key = try parseKey(name)
         guard !Self.isReserved(name) else { throw BusError.readOnly(name) }
-        var encoded: [UInt8] = []
-        value.encode(into: &encoded)
         guard encoded.count <= limits.maxValueSize else {
             throw BusError.valueTooLarge(name, size: encoded.count, limit: limits.maxValueSize)
         }
@@ -176,11 +177,11 @@ extension BeaconBus {
         tickChanges.append(
             ChangeEvent(key: key, value: value, old: existing?.value, version: newVersion, origin: origin)
         )
-        core?.scheduleFlush()
+        requestFlush()
         return newVersion
     }
 
-    private func unset(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+    func unset(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
         let ifVersion = try parameters.optionalInt("ifVersion")
         _ = try parseKey(name)
@@ -227,7 +228,7 @@ extension BeaconBus {
         if let key = try? PropertyKey(name, limits: KeyLimits(maxLength: Int.max, maxDepth: Int.max)) {
             tickChanges.append(ChangeEvent(key: key, value: nil, old: entry.value, version: deletion, origin: origin))
         }
-        core?.scheduleFlush()
+        requestFlush()
         return deletion
     }
 

@@ -66,6 +66,8 @@ public final class BeaconBus: VarlinkService {
     private var publishingChanges: [ChangeEvent] = []
     private var publishingNotifications: [NotificationEvent] = []
     private var tickNumber = 0
+    /// ``requestFlush()`` asked the core for a flush that has not begun yet.
+    private var flushRequested = false
 
     /// Opens the bus on the contents of `store`. Runs on the event loop.
     init(
@@ -193,7 +195,7 @@ public final class BeaconBus: VarlinkService {
                 delete(key: key, entry: entry, origin: client.origin)
             }
             client.ephemeralKeys.removeAll()
-            core?.scheduleFlush()
+            requestFlush()
         }
     }
 
@@ -217,7 +219,36 @@ public final class BeaconBus: VarlinkService {
         }
     }
 
+    public func handle(_ call: VarlinkCallView, on connection: VarlinkConnection) -> Bool {
+        guard let client = connection.serviceState as? BusClient else { return false }
+        let parameters = CallParameters(call)
+        do throws(VarlinkError) {
+            if call.methodIs("io.beacon.Notifications.Post") {
+                try post(parameters, client: client)
+            } else if call.methodIs("io.beacon.Properties.Get") {
+                try get(parameters, client: client)
+            } else if call.methodIs("io.beacon.Properties.Set") {
+                try set(parameters, client: client)
+            } else if call.methodIs("io.beacon.Properties.Unset") {
+                try unset(parameters, client: client)
+            } else {
+                return false
+            }
+        } catch {
+            connection.reply(error: error)
+        }
+        return true
+    }
+
+    /// Has ``willFlush()`` run at the end of this tick; asks the core once per tick.
+    func requestFlush() {
+        guard !flushRequested else { return }
+        flushRequested = true
+        core?.scheduleFlush()
+    }
+
     public func willFlush() {
+        flushRequested = false
         // Delivering can close connections (slow subscribers), whose ephemeral properties then go away with
         // new events: commit and deliver those in the same tick.
         for _ in 0..<8 {
@@ -273,19 +304,36 @@ public final class BeaconBus: VarlinkService {
             publishingNotifications.removeAll(keepingCapacity: true)
         }
         var touched: [Subscription] = []
-        for (index, event) in publishingChanges.enumerated() {
-            let position = Int32(index)
-            watchIndex.forEachMatch(event.key) { subscription in
-                guard event.version > subscription.start else { return }
-                subscription.select(position, tick: tick, touched: &touched)
+        // Events of one key often come in runs: a run's subscribers are looked up once, and each selects the
+        // run's events after its start (versions and sequences grow along the tick, so those end the run).
+        var matched: [Subscription] = []
+        var start = 0
+        while start < publishingChanges.count {
+            let key = publishingChanges[start].key
+            var end = start + 1
+            while end < publishingChanges.count && publishingChanges[end].key == key { end += 1 }
+            matched.removeAll(keepingCapacity: true)
+            watchIndex.forEachMatch(key) { matched.append($0) }
+            for subscription in matched {
+                var first = start
+                while first < end && publishingChanges[first].version <= subscription.start { first += 1 }
+                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
             }
+            start = end
         }
-        for (index, event) in publishingNotifications.enumerated() {
-            let position = Int32(index)
-            observeIndex.forEachMatch(event.name) { subscription in
-                guard event.sequence > subscription.start else { return }
-                subscription.select(position, tick: tick, touched: &touched)
+        start = 0
+        while start < publishingNotifications.count {
+            let name = publishingNotifications[start].name
+            var end = start + 1
+            while end < publishingNotifications.count && publishingNotifications[end].name == name { end += 1 }
+            matched.removeAll(keepingCapacity: true)
+            observeIndex.forEachMatch(name) { matched.append($0) }
+            for subscription in matched {
+                var first = start
+                while first < end && publishingNotifications[first].sequence <= subscription.start { first += 1 }
+                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
             }
+            start = end
         }
         var encoded: [SelectionKey: ByteBuffer] = [:]
         var scratch: [UInt8] = []
@@ -314,7 +362,12 @@ public final class BeaconBus: VarlinkService {
             }
             return
         }
-        let key = SelectionKey(includesOld: subscription.includesOld, indices: subscription.selection)
+        // A selection of every event of its kind, the common case, is keyed without its indices.
+        let all =
+            subscription.selection.count
+            == (subscription.kind.isWatch ? publishingChanges.count : publishingNotifications.count)
+        let key = SelectionKey(
+            kind: subscription.kind, indices: all ? [] : subscription.selection)
         if let shared = encoded[key] {
             connection.send(shared: shared)
             return
@@ -338,10 +391,11 @@ public final class BeaconBus: VarlinkService {
                 into: &buffer
             )
         case .observe:
-            let events = subscription.selection.lazy.map { self.publishingNotifications[Int($0)] }
+            let selection = subscription.selection
             StreamReply.notifications(
-                events.map { $0.fragment },
-                sequence: events.last?.sequence ?? sequence,
+                selection,
+                of: publishingNotifications,
+                sequence: selection.last.map { publishingNotifications[Int($0)].sequence } ?? sequence,
                 overflow: overflow,
                 into: &buffer
             )

@@ -61,28 +61,17 @@ final class ChangeEvent {
     }
 }
 
-/// One posted notification, shared by every observer it goes to.
-final class NotificationEvent {
+/// One posted notification, delivered to every observer it goes to.
+struct NotificationEvent {
     let name: PropertyKey
     /// The userInfo's JSON text, when given.
     let userInfo: [UInt8]?
     let sequence: Int64
-    let origin: Origin
+    /// The JSON of the ``Origin``.
+    let origin: [UInt8]
 
-    init(name: PropertyKey, userInfo: [UInt8]?, sequence: Int64, origin: Origin) {
-        self.name = name
-        self.userInfo = userInfo
-        self.sequence = sequence
-        self.origin = origin
-    }
-
-    private var encoded: [UInt8]?
-
-    /// The `Notification` object's JSON.
-    var fragment: [UInt8] {
-        if let encoded { return encoded }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(name.rawValue.utf8.count + (userInfo?.count ?? 0) + 80)
+    /// Appends the `Notification` object's JSON.
+    func encode(into bytes: inout [UInt8]) {
         JSONWriter.appendASCII("{\"name\":", to: &bytes)
         JSONWriter.appendString(name.rawValue, to: &bytes)
         if let userInfo {
@@ -92,10 +81,8 @@ final class NotificationEvent {
         JSONWriter.appendASCII(",\"sequence\":", to: &bytes)
         JSONWriter.appendInt(sequence, to: &bytes)
         JSONWriter.appendASCII(",\"origin\":", to: &bytes)
-        origin.encode(into: &bytes)
+        bytes.append(contentsOf: origin)
         bytes.append(UInt8(ascii: "}"))
-        encoded = bytes
-        return bytes
     }
 }
 
@@ -129,18 +116,40 @@ enum StreamReply {
 
     /// `{"parameters":{"notifications":[…],"sequence":S,…},"continues":true}` and the NUL.
     static func notifications(
-        _ fragments: some Sequence<[UInt8]>,
+        _ events: some Sequence<NotificationEvent>,
         sequence: Int64,
         overflow: Int = 0,
         into buffer: inout [UInt8]
     ) {
         JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
         var first = true
-        for fragment in fragments {
+        for event in events {
             if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
-            buffer.append(contentsOf: fragment)
+            event.encode(into: &buffer)
         }
+        endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
+    }
+
+    /// The same reply for the events at `positions` of `events`.
+    static func notifications(
+        _ positions: [Int32],
+        of events: [NotificationEvent],
+        sequence: Int64,
+        overflow: Int = 0,
+        into buffer: inout [UInt8]
+    ) {
+        JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
+        var first = true
+        for position in positions {
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            events[Int(position)].encode(into: &buffer)
+        }
+        endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
+    }
+
+    private static func endNotifications(sequence: Int64, overflow: Int, into buffer: inout [UInt8]) {
         JSONWriter.appendASCII("],\"sequence\":", to: &buffer)
         JSONWriter.appendInt(sequence, to: &buffer)
         if overflow > 0 {

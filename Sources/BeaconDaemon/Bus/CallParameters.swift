@@ -1,66 +1,125 @@
 import BeaconProtocol
 
 /// Typed access to a call's parameters; a missing or mistyped parameter is `InvalidParameter` with its name.
+///
+/// Reads a parsed ``VarlinkCall`` or, with the same results, a ``VarlinkCallView`` in place.
 struct CallParameters {
-    let values: [String: JSONValue]
+    private let values: [String: JSONValue]
+    private let view: VarlinkCallView?
 
     init(_ call: VarlinkCall) {
         values = call.parameters
+        view = nil
     }
 
-    func string(_ name: String) throws(VarlinkError) -> String {
-        guard case .string(let value)? = values[name] else { throw .invalidParameter(name) }
+    /// The parameters of a call read in place; valid as long as the view is.
+    init(_ call: VarlinkCallView) {
+        values = [:]
+        view = call
+    }
+
+    /// The parameter as a parsed value.
+    private func parsed(_ name: StaticString) -> JSONValue? {
+        if let view { return view.parameter(name)?.jsonValue }
+        return values[name.description]
+    }
+
+    func string(_ name: StaticString) throws(VarlinkError) -> String {
+        if let view {
+            guard let value = view.parameter(name)?.stringValue else { throw .invalidParameter(name.description) }
+            return value
+        }
+        guard case .string(let value)? = values[name.description] else { throw .invalidParameter(name.description) }
         return value
     }
 
-    func optionalString(_ name: String) throws(VarlinkError) -> String? {
-        switch values[name] {
+    func optionalString(_ name: StaticString) throws(VarlinkError) -> String? {
+        if let view {
+            guard let value = view.parameter(name), value.kind != .null else { return nil }
+            guard let string = value.stringValue else { throw .invalidParameter(name.description) }
+            return string
+        }
+        switch values[name.description] {
         case nil, .null?: return nil
         case .string(let value)?: return value
-        default: throw .invalidParameter(name)
+        default: throw .invalidParameter(name.description)
         }
     }
 
-    func optionalInt(_ name: String) throws(VarlinkError) -> Int64? {
-        switch values[name] {
+    func optionalInt(_ name: StaticString) throws(VarlinkError) -> Int64? {
+        if let integer = view?.parameter(name)?.intValue { return integer }
+        switch parsed(name) {
         case nil, .null?: return nil
         case .int(let value)?: return value
         case .double(let value)? where value.rounded() == value && abs(value) < 9.0e15: return Int64(value)
-        default: throw .invalidParameter(name)
+        default: throw .invalidParameter(name.description)
         }
     }
 
-    func bool(_ name: String, default fallback: Bool) throws(VarlinkError) -> Bool {
-        switch values[name] {
+    func bool(_ name: StaticString, default fallback: Bool) throws(VarlinkError) -> Bool {
+        if let view {
+            guard let value = view.parameter(name), value.kind != .null else { return fallback }
+            guard let flag = value.boolValue else { throw .invalidParameter(name.description) }
+            return flag
+        }
+        switch values[name.description] {
         case nil, .null?: return fallback
         case .bool(let value)?: return value
-        default: throw .invalidParameter(name)
+        default: throw .invalidParameter(name.description)
         }
     }
 
-    func stringArray(_ name: String) throws(VarlinkError) -> [String] {
-        guard case .array(let elements)? = values[name] else { throw .invalidParameter(name) }
+    func stringArray(_ name: StaticString) throws(VarlinkError) -> [String] {
+        guard case .array(let elements)? = parsed(name) else { throw .invalidParameter(name.description) }
         var strings: [String] = []
         strings.reserveCapacity(elements.count)
         for element in elements {
-            guard case .string(let string) = element else { throw .invalidParameter(name) }
+            guard case .string(let string) = element else { throw .invalidParameter(name.description) }
             strings.append(string)
         }
         return strings
     }
 
     /// A required parameter of any JSON type (JSON `null` included).
-    func value(_ name: String) throws(VarlinkError) -> JSONValue {
-        guard let value = values[name] else { throw .invalidParameter(name) }
+    func value(_ name: StaticString) throws(VarlinkError) -> JSONValue {
+        guard let value = parsed(name) else { throw .invalidParameter(name.description) }
         return value
     }
 
     /// An optional parameter of any JSON type; absent and `null` are both `nil`.
-    func optionalValue(_ name: String) -> JSONValue? {
-        switch values[name] {
+    func optionalValue(_ name: StaticString) -> JSONValue? {
+        switch parsed(name) {
         case nil, .null?: return nil
         case let value?: return value
         }
+    }
+
+    /// A required parameter of any JSON type (JSON `null` included), as compact JSON text.
+    func encodedValue(_ name: StaticString) throws(VarlinkError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        if let view {
+            guard let value = view.parameter(name) else { throw .invalidParameter(name.description) }
+            value.appendCompact(to: &bytes)
+        } else {
+            guard let value = values[name.description] else { throw .invalidParameter(name.description) }
+            value.encode(into: &bytes)
+        }
+        return bytes
+    }
+
+    /// An optional parameter of any JSON type as compact JSON text; absent and `null` are both `nil`.
+    func optionalEncodedValue(_ name: StaticString) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        if let view {
+            guard let value = view.parameter(name), value.kind != .null else { return nil }
+            value.appendCompact(to: &bytes)
+        } else {
+            switch values[name.description] {
+            case nil, .null?: return nil
+            case let value?: value.encode(into: &bytes)
+            }
+        }
+        return bytes
     }
 }
 

@@ -8,15 +8,28 @@ import BeaconProtocol
 
 /// Who made a change or posted a notification: the peer credentials of a connection.
 public struct Origin: Sendable, Hashable {
-    public var uid: UInt32
-    public var pid: Int32
+    public let uid: UInt32
+    public let pid: Int32
     /// The process name from `/proc/PID/comm`, when it could be read.
-    public var command: String?
+    public let command: String?
+    /// `{"uid":…,"pid":…,"command":…}`, encoded once.
+    private let encoded: [UInt8]
 
     public init(uid: UInt32, pid: Int32, command: String?) {
         self.uid = uid
         self.pid = pid
         self.command = command
+        var encoded: [UInt8] = []
+        JSONWriter.appendASCII("{\"uid\":", to: &encoded)
+        JSONWriter.appendInt(Int64(uid), to: &encoded)
+        JSONWriter.appendASCII(",\"pid\":", to: &encoded)
+        JSONWriter.appendInt(Int64(pid), to: &encoded)
+        if let command {
+            JSONWriter.appendASCII(",\"command\":", to: &encoded)
+            JSONWriter.appendString(command, to: &encoded)
+        }
+        encoded.append(UInt8(ascii: "}"))
+        self.encoded = encoded
     }
 
     /// The daemon itself (its own uid and pid), for changes it makes on its own behalf.
@@ -30,14 +43,9 @@ public struct Origin: Sendable, Hashable {
 
     /// Appends `{"uid":…,"pid":…,"command":…}`.
     func encode(into buffer: inout [UInt8]) {
-        JSONWriter.appendASCII("{\"uid\":", to: &buffer)
-        JSONWriter.appendInt(Int64(uid), to: &buffer)
-        JSONWriter.appendASCII(",\"pid\":", to: &buffer)
-        JSONWriter.appendInt(Int64(pid), to: &buffer)
-        if let command {
-            JSONWriter.appendASCII(",\"command\":", to: &buffer)
-            JSONWriter.appendString(command, to: &buffer)
-        }
-        buffer.append(UInt8(ascii: "}"))
+        buffer.append(contentsOf: encoded)
     }
+
+    /// `{"uid":…,"pid":…,"command":…}`.
+    var encodedJSON: [UInt8] { encoded }
 }

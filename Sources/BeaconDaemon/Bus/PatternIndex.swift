@@ -51,12 +51,18 @@ final class PatternIndex {
         for entry in node.entries where entry.pattern.matches(key) {
             body(entry.subscription)
         }
-        for segment in key.rawValue.split(separator: ".", omittingEmptySubsequences: false) {
-            guard let child = node.children[segment] else { return }
+        let name = key.rawValue
+        let utf8 = name.utf8
+        var start = utf8.startIndex
+        while true {
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: ".")) ?? utf8.endIndex
+            guard let child = node.children[name[start..<end]] else { return }
             node = child
             for entry in node.entries where entry.pattern.matches(key) {
                 body(entry.subscription)
             }
+            guard end != utf8.endIndex else { return }
+            start = utf8.index(after: end)
         }
     }
 }

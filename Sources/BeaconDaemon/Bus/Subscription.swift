@@ -20,7 +20,7 @@ final class BusClient {
 
 /// A running Watch or Observe call.
 final class Subscription {
-    enum Kind {
+    enum Kind: Hashable {
         case watch(old: Bool)
         case observe
     }
@@ -36,16 +36,19 @@ final class Subscription {
     /// Indices of this tick's events that go to this subscriber, in order.
     var selection: [Int32] = []
 
-    /// Adds the event at `position` to this tick's ``selection``, starting a new selection (and recording
-    /// the subscription in `touched`) the first time it is selected in `tick`.
-    func select(_ position: Int32, tick: Int, touched: inout [Subscription]) {
+    /// Adds the events at `positions` (not empty, and not before those selected so far) to this tick's
+    /// ``selection``, starting a new selection (and recording the subscription in `touched`) the first time it is
+    /// selected in `tick`. Positions already selected are not added again.
+    func select(_ positions: Range<Int32>, tick: Int, touched: inout [Subscription]) {
         if self.tick != tick {
             self.tick = tick
             selection.removeAll(keepingCapacity: true)
             touched.append(self)
         }
-        if selection.last != position {
-            selection.append(position)
+        var lower = positions.lowerBound
+        if let last = selection.last, last >= lower { lower = last + 1 }
+        if lower < positions.upperBound {
+            selection.append(contentsOf: lower..<positions.upperBound)
         }
     }
 
@@ -76,6 +79,7 @@ final class Subscription {
 
 /// The selection of events one stream reply is made of; equal selections share one encoded buffer.
 struct SelectionKey: Hashable {
-    var includesOld: Bool
+    var kind: Subscription.Kind
+    /// The indices of the selected events; empty for all the events of the tick of that kind.
     var indices: [Int32]
 }

@@ -61,8 +61,30 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
         var bytes = unwrapInboundIn(data)
+        guard pending != nil else {
+            pending = bytes
+            processPending()
+            return
+        }
+        // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
+        // copied, and take the messages after it from the buffer they were read into.
+        let nul: Int? = bytes.withUnsafeReadableBytes { raw in
+            guard connection != nil, let base = raw.baseAddress, let found = memchr(base, 0, raw.count) else {
+                return nil
+            }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
+        guard let nul, var head = bytes.readSlice(length: nul + 1) else {
+            pending!.writeBuffer(&bytes)
+            processPending()
+            return
+        }
+        pending!.writeBuffer(&head)
+        processPending()
+        guard !refused, let connection, !connection.isClosed, bytes.readableBytes > 0 else { return }
         if pending == nil {
             pending = bytes
+            scanned = 0
         } else {
             pending!.writeBuffer(&bytes)
         }
@@ -102,8 +124,11 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
                         logMessage: "message longer than maxMessageSize"
                     )
                 } else if buffer.readerIndex > 0 {
-                    buffer.discardReadBytes()
-                    pending = buffer
+                    // Keep the start of the message, not the whole buffer it was read into (which the caller may
+                    // still hold, so that compacting it in place would copy all of it).
+                    var start = ByteBufferAllocator().buffer(capacity: Swift.max(readable * 2, 512))
+                    start.writeBuffer(&buffer)
+                    pending = start
                 }
                 return
             }
@@ -116,14 +141,20 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
                 )
                 return
             }
+            // `frame` keeps the bytes while the call is handled, whatever happens to `pending` meanwhile.
+            let frame = buffer
+            buffer.moveReaderIndex(forwardBy: end + 1)
+            pending = buffer.readableBytes > 0 ? buffer : nil
+            let handled = frame.withUnsafeReadableBytes { raw in
+                core.dispatch(frame: UnsafeRawBufferPointer(rebasing: raw[0..<end]), on: connection)
+            }
+            if handled { continue }
             let limits = core.jsonLimits
-            let parsed: Result<VarlinkCall, VarlinkError> = buffer.withUnsafeReadableBytes { raw in
+            let parsed: Result<VarlinkCall, VarlinkError> = frame.withUnsafeReadableBytes { raw in
                 Result { () throws(VarlinkError) in
                     try VarlinkCall(parsing: UnsafeRawBufferPointer(rebasing: raw[0..<end]), limits: limits)
                 }
             }
-            buffer.moveReaderIndex(forwardBy: end + 1)
-            pending = buffer.readableBytes > 0 ? buffer : nil
             switch parsed {
             case .success(let call):
                 core.dispatch(call, on: connection)

@@ -157,6 +157,17 @@ public final class VarlinkServerCore {
 
     // MARK: Calls
 
+    /// Hands a call to the service read in place from `frame` when the service answers it that way; returns
+    /// false, having done nothing, when the frame is to be parsed and given to ``dispatch(_:on:)``. The method name
+    /// is not checked here: services answer only their own methods (see ``VarlinkCallView/methodIs(_:)``).
+    func dispatch(frame: UnsafeRawBufferPointer, on connection: VarlinkConnection) -> Bool {
+        guard let call = VarlinkCallView(parsing: frame, limits: jsonLimits) else { return false }
+        if connection.isStreaming && !call.oneway { return false }
+        connection.discardsReplies = call.oneway
+        defer { connection.discardsReplies = false }
+        return service.handle(call, on: connection)
+    }
+
     func dispatch(_ call: VarlinkCall, on connection: VarlinkConnection) {
         if connection.isStreaming && !call.oneway {
             connection.fail(

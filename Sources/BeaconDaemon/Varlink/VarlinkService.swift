@@ -38,6 +38,12 @@ public protocol VarlinkService: AnyObject {
     /// Answers a call of a method declared in one of ``interfaceDescriptions``.
     func handle(_ call: VarlinkCall, on connection: VarlinkConnection)
 
+    /// Answers a call read in place, as ``handle(_:on:)`` would, when the service reads its method that way;
+    /// otherwise returns false without doing anything, and the call is parsed and given to ``handle(_:on:)``.
+    /// Only calls of the service's own methods, recognized with ``VarlinkCallView/methodIs(_:)``, may be answered:
+    /// the method name of `call` is not checked otherwise.
+    func handle(_ call: VarlinkCallView, on connection: VarlinkConnection) -> Bool
+
     /// Called once per event-loop tick in which output was queued, before it is written: the place to make that
     /// tick's changes durable and to queue fan-out messages.
     func willFlush()
@@ -50,6 +56,7 @@ extension VarlinkService {
     public func attached(to core: VarlinkServerCore) {}
     public func connectionOpened(_ connection: VarlinkConnection) {}
     public func connectionClosed(_ connection: VarlinkConnection) {}
+    public func handle(_ call: VarlinkCallView, on connection: VarlinkConnection) -> Bool { false }
     public func willFlush() {}
     public func connectionBecameWritable(_ connection: VarlinkConnection) {}
 }

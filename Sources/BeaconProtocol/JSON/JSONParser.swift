@@ -9,14 +9,10 @@ struct JSONParser {
         var keyStart: Int
     }
 
-    private let base: UnsafePointer<UInt8>
-    private let end: Int
-    private let maxDepth: Int
-    private(set) var position: Int = 0
-    private var frames: [Frame] = []
-    private var pendingValues: [JSONValue] = []
-    private var pendingKeys: [String] = []
-    private var scratch: [UInt8] = []
+    let base: UnsafePointer<UInt8>
+    let end: Int
+    let maxDepth: Int
+    var position: Int = 0
 
     init(base: UnsafePointer<UInt8>, count: Int, maxDepth: Int) {
         self.base = base
@@ -170,15 +166,11 @@ struct JSONParser {
 
     /// The iterative parser, for limits above ``recursionLimit``: nesting lives on heap stacks.
     mutating func parseValueIteratively(depth outerDepth: Int) throws(JSONError) -> JSONValue {
-        let baseFrame = frames.count
-        let baseValues = pendingValues.count
-        let baseKeys = pendingKeys.count
-        defer {
-            // Only reached with leftovers on error; a successful parse pops everything it pushed.
-            if frames.count > baseFrame { frames.removeSubrange(baseFrame...) }
-            if pendingValues.count > baseValues { pendingValues.removeSubrange(baseValues...) }
-            if pendingKeys.count > baseKeys { pendingKeys.removeSubrange(baseKeys...) }
-        }
+        // The stacks live only while a deep value is parsed, so that a parser holds no arrays.
+        var frames: [Frame] = []
+        var pendingValues: [JSONValue] = []
+        var pendingKeys: [String] = []
+        let baseFrame = 0
 
         valueLoop: while true {
             let byte = try peekSignificant()
@@ -249,7 +241,7 @@ struct JSONParser {
         }
     }
 
-    private func checkDepth(_ depth: Int) throws(JSONError) {
+    func checkDepth(_ depth: Int) throws(JSONError) {
         if depth > maxDepth {
             throw JSONError(
                 kind: .tooDeep, offset: position, reason: "nesting deeper than the limit of \(maxDepth) levels")
@@ -266,7 +258,7 @@ struct JSONParser {
         return name
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
         let count = literal.utf8CodeUnitCount
         let start = literal.utf8Start
         for index in 0..<count {
@@ -306,8 +298,7 @@ struct JSONParser {
                 index += 1
             }
         }
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: UnsafeBufferPointer(start: base + start, count: index - start))
+        var scratch = Array(UnsafeBufferPointer(start: base + start, count: index - start))
         while true {
             guard index < end else {
                 throw JSONError(kind: .unexpectedEnd, offset: index, reason: "unterminated string")
@@ -318,7 +309,7 @@ struct JSONParser {
                 position = index + 1
                 return String(decoding: scratch, as: UTF8.self)
             case UInt8(ascii: "\\"):
-                index = try parseEscape(at: index)
+                index = try parseEscape(at: index, into: &scratch)
             case 0..<0x20:
                 throw JSONError(
                     kind: .controlCharacter, offset: index,
@@ -335,7 +326,7 @@ struct JSONParser {
     }
 
     /// Decodes the escape at `index` (a backslash) into `scratch`; returns the index after it.
-    private mutating func parseEscape(at index: Int) throws(JSONError) -> Int {
+    private func parseEscape(at index: Int, into scratch: inout [UInt8]) throws(JSONError) -> Int {
         guard index + 1 < end else {
             throw JSONError(kind: .unexpectedEnd, offset: index, reason: "input ends inside an escape")
         }
@@ -370,7 +361,7 @@ struct JSONParser {
                 throw JSONError(
                     kind: .invalidUTF8, offset: index, reason: "lone low surrogate \\u\(hex16(scalar))")
             }
-            appendUTF8(scalar)
+            appendUTF8(scalar, to: &scratch)
             return next
         default:
             throw JSONError(
@@ -402,7 +393,7 @@ struct JSONParser {
         return value
     }
 
-    private mutating func appendUTF8(_ scalar: UInt32) {
+    private func appendUTF8(_ scalar: UInt32, to scratch: inout [UInt8]) {
         switch scalar {
         case 0..<0x80:
             scratch.append(UInt8(scalar))
@@ -469,7 +460,7 @@ struct JSONParser {
 
     // MARK: - Numbers
 
-    private mutating func parseNumber() throws(JSONError) -> JSONValue {
+    mutating func parseNumber() throws(JSONError) -> JSONValue {
         let start = position
         var index = position
         let negative = base[index] == UInt8(ascii: "-")
@@ -581,14 +572,17 @@ extension JSONParser {
         fileprivate var raw: UnsafeBufferPointer<UInt8>?
         fileprivate var decoded: String?
 
+        /// The name's bytes, when it is plain ASCII without escapes.
+        var plainBytes: UnsafeBufferPointer<UInt8>? { raw }
+
+        /// Whether the name is plain ASCII without escapes.
+        var isPlain: Bool { raw != nil }
+
         /// Whether the name is `literal`.
         func `is`(_ literal: StaticString) -> Bool {
             let count = literal.utf8CodeUnitCount
-            if let raw {
-                guard raw.count == count else { return false }
-                let expected = literal.utf8Start
-                for index in 0..<count where raw[index] != expected[index] { return false }
-                return true
+            if let raw, let address = raw.baseAddress {
+                return raw.count == count && bytesEqual(address, literal.utf8Start, count: count)
             }
             let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
             return decoded.map { $0.utf8.elementsEqual(expected) } ?? false

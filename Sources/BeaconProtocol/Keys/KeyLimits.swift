@@ -31,47 +31,78 @@ public struct KeyError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// Checks the shared syntax of keys and patterns; returns the number of segments.
 func checkKeySyntax(_ string: String, limits: KeyLimits, allowWildcards: Bool) throws(KeyError) -> Int {
-    let utf8 = string.utf8
-    guard !utf8.isEmpty else { throw KeyError(input: string, reason: "empty") }
-    guard utf8.count <= limits.maxLength else {
-        throw KeyError(input: string, reason: "longer than \(limits.maxLength) bytes")
+    var utf8 = string
+    let result = utf8.withUTF8 { checkKeySyntax(bytes: $0, limits: limits, allowWildcards: allowWildcards) }
+    switch result {
+    case .success(let segments): return segments
+    case .failure(let failure): throw KeyError(input: string, reason: failure.reason)
     }
+}
+
+/// Why ``checkKeySyntax(bytes:limits:allowWildcards:)`` rejected a key or pattern.
+private enum KeySyntaxFailure: Error {
+    case empty
+    case tooLong(Int)
+    case emptySegment
+    case doubleStarNotLast
+    case wildcardInKey
+    case starNotWholeSegment
+    case tripleStar
+    case invalidCharacter(UInt8)
+    case tooDeep(Int)
+
+    var reason: String {
+        switch self {
+        case .empty: return "empty"
+        case .tooLong(let limit): return "longer than \(limit) bytes"
+        case .emptySegment: return "empty segment"
+        case .doubleStarNotLast: return "'**' is only allowed as the last segment"
+        case .wildcardInKey: return "wildcards are not allowed in a key"
+        case .starNotWholeSegment: return "'*' must be a whole segment"
+        case .tripleStar: return "'***' is not a wildcard"
+        case .invalidCharacter(let byte):
+            let shown = byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte \(byte)"
+            return "invalid character \(shown); segments are [A-Za-z0-9_-]"
+        case .tooDeep(let limit): return "more than \(limit) segments"
+        }
+    }
+}
+
+/// The syntax check of ``checkKeySyntax(_:limits:allowWildcards:)`` over the UTF-8 of a key or pattern.
+private func checkKeySyntax(
+    bytes: UnsafeBufferPointer<UInt8>, limits: KeyLimits, allowWildcards: Bool
+) -> Result<Int, KeySyntaxFailure> {
+    guard !bytes.isEmpty else { return .failure(.empty) }
+    guard bytes.count <= limits.maxLength else { return .failure(.tooLong(limits.maxLength)) }
     var segments = 1
     var segmentLength = 0
     var stars = 0
     var sawDoubleStarSegment = false
-    for byte in utf8 {
+    for byte in bytes {
         switch byte {
         case UInt8(ascii: "."):
-            guard segmentLength > 0 else { throw KeyError(input: string, reason: "empty segment") }
-            if sawDoubleStarSegment {
-                throw KeyError(input: string, reason: "'**' is only allowed as the last segment")
-            }
+            guard segmentLength > 0 else { return .failure(.emptySegment) }
+            if sawDoubleStarSegment { return .failure(.doubleStarNotLast) }
             if stars == 2 { sawDoubleStarSegment = true }
             segments += 1
             segmentLength = 0
             stars = 0
         case UInt8(ascii: "*"):
-            guard allowWildcards else { throw KeyError(input: string, reason: "wildcards are not allowed in a key") }
-            guard stars == segmentLength else {
-                throw KeyError(input: string, reason: "'*' must be a whole segment")
-            }
+            guard allowWildcards else { return .failure(.wildcardInKey) }
+            guard stars == segmentLength else { return .failure(.starNotWholeSegment) }
             stars += 1
             segmentLength += 1
-            if stars > 2 { throw KeyError(input: string, reason: "'***' is not a wildcard") }
+            if stars > 2 { return .failure(.tripleStar) }
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
-            if stars > 0 { throw KeyError(input: string, reason: "'*' must be a whole segment") }
+            if stars > 0 { return .failure(.starNotWholeSegment) }
             segmentLength += 1
         default:
-            let shown = byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte \(byte)"
-            throw KeyError(input: string, reason: "invalid character \(shown); segments are [A-Za-z0-9_-]")
+            return .failure(.invalidCharacter(byte))
         }
     }
-    guard segmentLength > 0 else { throw KeyError(input: string, reason: "empty segment") }
-    if sawDoubleStarSegment { throw KeyError(input: string, reason: "'**' is only allowed as the last segment") }
-    guard segments <= limits.maxDepth else {
-        throw KeyError(input: string, reason: "more than \(limits.maxDepth) segments")
-    }
-    return segments
+    guard segmentLength > 0 else { return .failure(.emptySegment) }
+    if sawDoubleStarSegment { return .failure(.doubleStarNotLast) }
+    guard segments <= limits.maxDepth else { return .failure(.tooDeep(limits.maxDepth)) }
+    return .success(segments)
 }

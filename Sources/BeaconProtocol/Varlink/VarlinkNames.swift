@@ -18,14 +18,17 @@ public enum VarlinkNames {
 
     /// A fully qualified method or error name, `interface.Member`.
     public static func isValidQualifiedMemberName(_ name: some StringProtocol) -> Bool {
-        withBytes(name) { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            var dot = bytes.count - 1
-            while dot > 0 && base[dot] != UInt8(ascii: ".") { dot -= 1 }
-            guard dot > 0 else { return false }
-            return memberName(UnsafeBufferPointer(start: base + dot + 1, count: bytes.count - dot - 1))
-                && interfaceName(UnsafeBufferPointer(start: base, count: dot))
-        }
+        withBytes(name) { isValidQualifiedMemberName(bytes: $0) }
+    }
+
+    /// A fully qualified method or error name, `interface.Member`, given as UTF-8.
+    static func isValidQualifiedMemberName(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        var dot = bytes.count - 1
+        while dot > 0 && base[dot] != UInt8(ascii: ".") { dot -= 1 }
+        guard dot > 0 else { return false }
+        return memberName(UnsafeBufferPointer(start: base + dot + 1, count: bytes.count - dot - 1))
+            && interfaceName(UnsafeBufferPointer(start: base, count: dot))
     }
 
     private static func withBytes(_ name: some StringProtocol, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {

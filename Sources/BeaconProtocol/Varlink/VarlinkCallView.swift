@@ -1,0 +1,286 @@
+/// A varlink call read in place from the bytes of its frame, for servers that answer the calls they see most
+/// without building a ``VarlinkCall``.
+///
+/// The view points into the frame it was made from: use it only while those bytes stay valid and unchanged. It
+/// is made only for well-formed calls whose parts it can describe exactly (see ``init(parsing:limits:)``); for
+/// every other frame, ``VarlinkCall/init(parsing:limits:)`` decides, and names the error.
+public struct VarlinkCallView {
+    /// The caller accepts several replies.
+    public private(set) var more = false
+    /// The caller wants no reply.
+    public private(set) var oneway = false
+    /// The caller asks to switch the connection to another protocol after the reply.
+    public private(set) var upgrade = false
+
+    private let base: UnsafePointer<UInt8>
+    private var methodStart = 0
+    private var methodEnd = 0
+    private var parameters = ParameterMembers()
+
+    /// Reads a call from one frame, without its terminating NUL byte.
+    ///
+    /// Returns `nil` when ``VarlinkCall/init(parsing:limits:)`` would throw for another reason than the method
+    /// name (see ``hasValidMethodName``), and also for calls this view does not describe: member names written with
+    /// escapes or outside ASCII, a method name with escapes, more than six parameters, or limits deeper than the
+    /// parser's recursion limit. When the method name is valid, a view holds what
+    /// ``VarlinkCall/init(parsing:limits:)`` would: the same method, flags and parameters.
+    public init?(parsing frame: UnsafeRawBufferPointer, limits: JSONLimits) {
+        guard min(limits.maxDepth, JSONLimits.maximumDepth) <= JSONParser.recursionLimit,
+            frame.count <= limits.maxBytes, frame.count < Int32.max, let raw = frame.baseAddress, frame.count > 0
+        else { return nil }
+        base = raw.assumingMemoryBound(to: UInt8.self)
+        do throws(JSONError) {
+            guard try scan(count: frame.count, maxDepth: limits.maxDepth) else { return nil }
+        } catch {
+            return nil
+        }
+    }
+
+    /// Whether the method is a valid `interface.Member` name, which ``VarlinkCall/init(parsing:limits:)``
+    /// requires. ``init(parsing:limits:)`` leaves this check to the caller, as a method compared equal to a valid
+    /// name with ``methodIs(_:)`` passes it.
+    public var hasValidMethodName: Bool {
+        VarlinkNames.isValidQualifiedMemberName(
+            bytes: UnsafeBufferPointer(start: base + methodStart, count: methodEnd - methodStart))
+    }
+
+    /// Scans the frame; returns false for a call the view does not describe.
+    private mutating func scan(count: Int, maxDepth: Int) throws(JSONError) -> Bool {
+        var parser = JSONParser(base: base, count: count, maxDepth: maxDepth)
+        try parser.beginObject(depth: 0)
+        var first = true
+        var sawMethod = false
+        while let name = try parser.nextMemberName(first: &first) {
+            guard name.isPlain else { return false }
+            if name.is("parameters") {
+                guard try scanParameters(&parser) else { return false }
+                continue
+            }
+            _ = try parser.peekSignificant()
+            let value = try parser.scanValue(depth: 1)
+            if name.is("method") {
+                guard value.kind == .string, value.flag else { return false }
+                methodStart = value.start + 1
+                methodEnd = value.end - 1
+                sawMethod = true
+            } else if name.is("more") {
+                guard let flag = Self.flag(value) else { return false }
+                more = flag
+            } else if name.is("oneway") {
+                guard let flag = Self.flag(value) else { return false }
+                oneway = flag
+            } else if name.is("upgrade") {
+                guard let flag = Self.flag(value) else { return false }
+                upgrade = flag
+            }
+        }
+        try parser.expectEnd()
+        return sawMethod
+    }
+
+    private static func flag(_ value: ScannedValue) -> Bool? {
+        switch value.kind {
+        case .bool: return value.flag
+        case .null: return false
+        default: return nil
+        }
+    }
+
+    /// Reads the value of a `parameters` member: an object, whose members are recorded, or `null`, which changes
+    /// nothing. Returns false for anything else and for parameters the view does not describe.
+    private mutating func scanParameters(_ parser: inout JSONParser) throws(JSONError) -> Bool {
+        switch try parser.peekSignificant() {
+        case UInt8(ascii: "{"):
+            break
+        case UInt8(ascii: "n"):
+            return try parser.scanValue(depth: 1).kind == .null
+        default:
+            return false
+        }
+        parameters.removeAll()
+        try parser.beginObject(depth: 1)
+        var first = true
+        while let name = try parser.nextMemberName(first: &first) {
+            guard let nameBytes = name.plainBytes, let nameAddress = nameBytes.baseAddress else { return false }
+            _ = try parser.peekSignificant()
+            let value = try parser.scanValue(depth: 2)
+            let nameStart = base.distance(to: nameAddress)
+            guard parameters.append(nameStart: nameStart, nameEnd: nameStart + nameBytes.count, value: value) else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Whether the method is `name`, e.g. `io.beacon.Properties.Get`.
+    public func methodIs(_ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        return methodEnd - methodStart == count && bytesEqual(base + methodStart, name.utf8Start, count: count)
+    }
+
+    /// The fully qualified method name.
+    public var method: String {
+        String(decoding: UnsafeBufferPointer(start: base + methodStart, count: methodEnd - methodStart), as: UTF8.self)
+    }
+
+    /// The call as a ``VarlinkCall``.
+    public var call: VarlinkCall {
+        var values: [String: JSONValue] = [:]
+        for index in 0..<parameters.count {
+            let member = parameters[index]
+            let name = String(
+                decoding: UnsafeBufferPointer(start: base + member.nameStart, count: member.nameEnd - member.nameStart),
+                as: UTF8.self)
+            values[name] = JSONValueView(base: base, scanned: member.value).jsonValue
+        }
+        return VarlinkCall(method: method, parameters: values, more: more, oneway: oneway, upgrade: upgrade)
+    }
+
+    /// The parameter named `name` (the last one, when the call repeats it), `nil` when absent.
+    public func parameter(_ name: StaticString) -> JSONValueView? {
+        let count = name.utf8CodeUnitCount
+        let expected = name.utf8Start
+        var index = parameters.count
+        while index > 0 {
+            index -= 1
+            let member = parameters[index]
+            if member.nameEnd - member.nameStart == count
+                && bytesEqual(base + member.nameStart, expected, count: count)
+            {
+                return JSONValueView(base: base, scanned: member.value)
+            }
+        }
+        return nil
+    }
+}
+
+/// One JSON value inside a ``VarlinkCallView``'s frame, valid as long as the view.
+public struct JSONValueView {
+    /// The JSON type of a value.
+    public enum Kind: Sendable {
+        case null, bool, number, string, array, object
+    }
+
+    private let base: UnsafePointer<UInt8>
+    private let scanned: ScannedValue
+
+    init(base: UnsafePointer<UInt8>, scanned: ScannedValue) {
+        self.base = base
+        self.scanned = scanned
+    }
+
+    public var kind: Kind {
+        switch scanned.kind {
+        case .null: .null
+        case .bool: .bool
+        case .number: .number
+        case .string: .string
+        case .array: .array
+        case .object: .object
+        }
+    }
+
+    /// The Boolean, if this is a Boolean.
+    public var boolValue: Bool? { scanned.kind == .bool ? scanned.flag : nil }
+
+    /// The integer, if this is a number the parser reads as ``JSONValue/int(_:)``.
+    public var intValue: Int64? { scanned.kind == .number && scanned.flag ? scanned.integer : nil }
+
+    /// The string's UTF-8, if this is a string written without escapes.
+    public var unescapedUTF8: UnsafeBufferPointer<UInt8>? {
+        guard scanned.kind == .string, scanned.flag else { return nil }
+        return UnsafeBufferPointer(start: base + scanned.start + 1, count: scanned.end - scanned.start - 2)
+    }
+
+    /// The string, if this is a string.
+    public var stringValue: String? {
+        guard scanned.kind == .string else { return nil }
+        if let utf8 = unescapedUTF8 { return String(decoding: utf8, as: UTF8.self) }
+        var parser = parser()
+        do throws(JSONError) {
+            return try parser.parseString()
+        } catch {
+            preconditionFailure("a scanned string does not parse: \(error)")
+        }
+    }
+
+    /// The value, as the parser builds it.
+    public var jsonValue: JSONValue {
+        var parser = parser()
+        do throws(JSONError) {
+            return try parser.parseValue(depth: 0)
+        } catch {
+            preconditionFailure("a scanned value does not parse: \(error)")
+        }
+    }
+
+    /// The number of bytes ``appendCompact(to:)`` appends, when the value's text is already compact.
+    public var compactByteCount: Int? { scanned.isCompact ? scanned.end - scanned.start : nil }
+
+    /// Appends what ``JSONValue/encode(into:)`` appends for ``jsonValue`` (objects' members may come in another
+    /// order).
+    public func appendCompact(to buffer: inout [UInt8]) {
+        if scanned.isCompact {
+            let count = scanned.end - scanned.start
+            buffer.append(contentsOf: UnsafeBufferPointer(start: base + scanned.start, count: count))
+        } else {
+            jsonValue.encode(into: &buffer)
+        }
+    }
+
+    private func parser() -> JSONParser {
+        JSONParser(base: base + scanned.start, count: scanned.end - scanned.start, maxDepth: JSONParser.recursionLimit)
+    }
+}
+
+/// Up to six parameters of a call, stored inline.
+private struct ParameterMembers {
+    struct Member {
+        private var nameStart32: Int32 = 0
+        private var nameEnd32: Int32 = 0
+        var value = ScannedValue()
+
+        init() {}
+
+        init(nameStart: Int, nameEnd: Int, value: ScannedValue) {
+            nameStart32 = Int32(truncatingIfNeeded: nameStart)
+            nameEnd32 = Int32(truncatingIfNeeded: nameEnd)
+            self.value = value
+        }
+
+        var nameStart: Int { Int(nameStart32) }
+        var nameEnd: Int { Int(nameEnd32) }
+    }
+
+    private static let capacity = 6
+    private var storage: (Member, Member, Member, Member, Member, Member) = (
+        Member(), Member(), Member(), Member(), Member(), Member()
+    )
+    private(set) var count = 0
+
+    mutating func removeAll() { count = 0 }
+
+    /// Appends a member; false when there is no room.
+    mutating func append(nameStart: Int, nameEnd: Int, value: ScannedValue) -> Bool {
+        guard count < Self.capacity else { return false }
+        let index = count
+        withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: Member.self, capacity: Self.capacity) { members in
+                members[index] = Member(nameStart: nameStart, nameEnd: nameEnd, value: value)
+            }
+        }
+        count += 1
+        return true
+    }
+
+    subscript(index: Int) -> Member {
+        switch index {
+        case 0: storage.0
+        case 1: storage.1
+        case 2: storage.2
+        case 3: storage.3
+        case 4: storage.4
+        default: storage.5
+        }
+    }
+}

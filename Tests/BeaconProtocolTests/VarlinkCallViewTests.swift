@@ -1,0 +1,118 @@
+import Testing
+
+@testable import BeaconProtocol
+
+@Suite("varlink calls read in place")
+struct VarlinkCallViewTests {
+    /// The view of `text`, checked against the full parse: a view is only made for a call that parses, and then
+    /// holds the same call, and every parameter's compact text is its encoding.
+    private func check(_ bytes: [UInt8], limits: JSONLimits = .default) -> Bool {
+        let parsed = Result { () throws(VarlinkError) in try VarlinkCall(parsing: bytes, limits: limits) }
+        return bytes.withUnsafeBytes { raw -> Bool in
+            guard let view = VarlinkCallView(parsing: raw, limits: limits) else { return false }
+            guard view.hasValidMethodName else {
+                guard case .failure = parsed else {
+                    Issue.record("a valid call has an invalid method name: \(String(decoding: bytes, as: UTF8.self))")
+                    return true
+                }
+                return false
+            }
+            guard case .success(let call) = parsed else {
+                Issue.record("a view was made of a call that does not parse: \(String(decoding: bytes, as: UTF8.self))")
+                return true
+            }
+            #expect(view.call == call)
+            #expect(view.method == call.method)
+            for (name, value) in call.parameters {
+                var compact: [UInt8] = []
+                guard let found = viewParameter(view, name) else { continue }
+                found.appendCompact(to: &compact)
+                #expect((try? JSONValue(parsing: compact)) == value, "\(name)")
+                if let count = found.compactByteCount {
+                    var encoded: [UInt8] = []
+                    value.encode(into: &encoded)
+                    #expect(count == encoded.count)
+                }
+            }
+            return true
+        }
+    }
+
+    private func viewParameter(_ view: VarlinkCallView, _ name: String) -> JSONValueView? {
+        switch name {
+        case "key": view.parameter("key")
+        case "value": view.parameter("value")
+        case "name": view.parameter("name")
+        case "userInfo": view.parameter("userInfo")
+        case "n": view.parameter("n")
+        default: nil
+        }
+    }
+
+    @Test func readsTypicalCalls() {
+        for text in [
+            #"{"method":"io.beacon.Properties.Get","parameters":{"key":"user.name"}}"#,
+            #"{"method":"io.beacon.Notifications.Post","parameters":{"name":"a.b","userInfo":{"p":"x","q":[1,-2,true,null]}},"oneway":true}"#,
+            #" { "parameters" : { "key" : "a" , "value" : { "x" : 1.5 } } , "method" : "a.b.C" , "more" : null } "#,
+            #"{"method":"a.b.C","parameters":{"value":{"a":1,"a":2}}}"#,
+            #"{"method":"a.b.C","parameters":{"value":"\u00e9\n","key":"k"},"parameters":null}"#,
+            #"{"method":"a.b.C","parameters":{"n":-0,"value":1e3,"key":"é"}}"#,
+            #"{"method":"a.b.C","parameters":{"n":-9223372036854775808,"value":99999999999999999999}}"#,
+            #"{"method":"a.b.C","parameters":{"key":"a"},"parameters":{"name":"b"}}"#,
+            #"{"method":"a.b.C","parameters":{"key":"a","key":"b"}}"#,
+        ] {
+            #expect(check(Array(text.utf8)), "\(text)")
+        }
+        // Parsed by VarlinkCall only.
+        for text in [
+            #"{"method":"a.b.\u0043"}"#,
+            #"{"\u006dethod":"a.b.C"}"#,
+            #"{"method":"a.b.C","parameters":{"k\u0065y":"a"}}"#,
+        ] {
+            #expect(!check(Array(text.utf8)), "\(text)")
+        }
+    }
+
+    @Test func parameterLookupTakesTheLastOfARepeatedName() throws {
+        let bytes = Array(#"{"method":"a.b.C","parameters":{"key":"a","value":[1, 2],"key":"b"}}"#.utf8)
+        try bytes.withUnsafeBytes { raw in
+            let view = try #require(VarlinkCallView(parsing: raw, limits: .default))
+            #expect(view.methodIs("a.b.C"))
+            #expect(!view.methodIs("a.b.D"))
+            #expect(view.parameter("key")?.stringValue == "b")
+            #expect(view.parameter("value")?.kind == .array)
+            #expect(view.parameter("value")?.compactByteCount == nil)
+            #expect(view.parameter("missing") == nil)
+        }
+    }
+
+    @Test func limitsApply() {
+        let deep = Array(#"{"method":"a.b.C","parameters":{"value":[[[[1]]]]}}"#.utf8)
+        #expect(!check(deep, limits: JSONLimits(maxDepth: 5, maxBytes: 1000)))
+        #expect(check(deep, limits: JSONLimits(maxDepth: 6, maxBytes: 1000)))
+        #expect(!check(deep, limits: JSONLimits(maxDepth: 6, maxBytes: 20)))
+        #expect(!check(deep, limits: JSONLimits(maxDepth: 200, maxBytes: 1000)))
+    }
+
+    @Test func mutatedCallsAgreeWithTheParser() {
+        var generator = SplitMix64(seed: 0x5CA7)
+        let seeds = [
+            #"{"method":"io.beacon.Properties.Set","parameters":{"key":"a.b","value":[1,{"x":"é","y":[true,null]}]},"more":true}"#,
+            #"{"method":"io.beacon.Notifications.Post","parameters":{"name":"a.b","userInfo":{"p":"xxxxxxxxxxxx","n":12}},"oneway":true}"#,
+        ].map { Array($0.utf8) }
+        var views = 0
+        for round in 0..<6000 {
+            var input = seeds[round % seeds.count]
+            for _ in 0..<(1 + generator.next() % 3) where !input.isEmpty {
+                let position = Int(generator.next() % UInt64(input.count))
+                switch generator.next() % 3 {
+                case 0: input[position] = UInt8(truncatingIfNeeded: generator.next())
+                case 1: input.remove(at: position)
+                default: input.insert(UInt8(truncatingIfNeeded: generator.next() % 128), at: position)
+                }
+            }
+            if check(input, limits: JSONLimits(maxDepth: 4, maxBytes: 4096)) { views += 1 }
+        }
+        #expect(views > 0)
+    }
+}
