@@ -1,5 +1,4 @@
 import Configuration
-import Foundation
 import Logging
 
 /// Everything `beacond` is configured with.
@@ -32,7 +31,7 @@ public struct DaemonConfiguration: Sendable {
     /// Reads the configuration from flags, environment and file.
     public static func load(
         arguments: [String] = CommandLine.arguments,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = POSIX.environment()
     ) async throws -> DaemonConfiguration {
         let flags = CommandLineArgumentsProvider(arguments: arguments)
         let variables = EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["beacon"])
@@ -44,7 +43,7 @@ public struct DaemonConfiguration: Sendable {
             configFile = explicit
         } else {
             let path = DefaultPaths.configFile(environment: environment)
-            if FileManager.default.fileExists(atPath: path) {
+            if POSIX.fileExists(path) {
                 providers.append(try await jsonFile(path, allowMissing: true))
                 configFile = path
             }

@@ -1,5 +1,4 @@
 import BeaconProtocol
-import Foundation
 import GRDB
 
 /// A persistent property as stored on disk.
@@ -57,13 +56,9 @@ final class PropertyStore: Sendable {
 
     init(path: String, synchronous: Synchronous) throws {
         self.path = path
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = POSIX.parentDirectory(of: path)
         if !directory.isEmpty {
-            try FileManager.default.createDirectory(
-                atPath: directory,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
+            try POSIX.createDirectories(directory, mode: 0o700)
         }
         var configuration = Configuration()
         configuration.journalMode = .wal
