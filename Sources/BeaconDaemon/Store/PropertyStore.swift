@@ -61,10 +61,15 @@ final class PropertyStore: Sendable {
             try POSIX.createDirectories(directory, mode: 0o700)
         }
         var configuration = Configuration()
-        configuration.journalMode = .wal
         configuration.label = "beacon.store"
         let pragma = "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")"
         configuration.prepareDatabase { db in
+            // WAL is set here rather than with `Configuration.journalMode`, whose set-up runs after this closure
+            // and resets `synchronous` to NORMAL (and creates and drops a table that only a DatabasePool needs).
+            let journalMode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            guard journalMode == "wal" else {
+                throw DatabaseError(message: "could not activate WAL mode at path: \(path)")
+            }
             try db.execute(sql: pragma)
         }
         queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -207,6 +212,11 @@ final class PropertyStore: Sendable {
                 }
             }
         }
+    }
+
+    /// The text of `PRAGMA name` on the store's connection, e.g. `journal_mode` or `synchronous`.
+    func pragma(_ name: String) throws -> String? {
+        try queue.read { db in try String.fetchOne(db, sql: "PRAGMA \(name)") }
     }
 
     func close() throws {
