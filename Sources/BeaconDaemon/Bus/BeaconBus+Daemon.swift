@@ -1,5 +1,10 @@
 import BeaconProtocol
-import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 extension BeaconBus {
     /// The software version reported by GetInfo and Status.

@@ -1,7 +1,12 @@
 import BeaconProtocol
-import Foundation
 import Logging
 import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The bus: properties, notifications and their subscribers, served as a ``VarlinkService``.
 ///

@@ -1,6 +1,5 @@
 import BeaconSystemd
 import Configuration
-import Foundation
 import Logging
 
 /// Everything `beacond` is configured with.
@@ -37,7 +36,7 @@ public struct DaemonConfiguration: Sendable {
     /// Reads the configuration from flags, environment and file.
     public static func load(
         arguments: [String] = CommandLine.arguments,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = POSIX.environment()
     ) async throws -> DaemonConfiguration {
         let flags = CommandLineArgumentsProvider(arguments: arguments)
         let variables = EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["beacon"])
@@ -49,7 +48,7 @@ public struct DaemonConfiguration: Sendable {
             configFile = explicit
         } else {
             let path = DefaultPaths.configFile(environment: environment)
-            if FileManager.default.fileExists(atPath: path) {
+            if POSIX.fileExists(path) {
                 providers.append(try await jsonFile(path, allowMissing: true))
                 configFile = path
             }
@@ -91,8 +90,8 @@ public struct DaemonConfiguration: Sendable {
         }
         logLevel = parsed
         lifecycle = try LifecycleSettings(reader: reader)
-        if let configFile, let contents = FileManager.default.contents(atPath: configFile) {
-            bridge = try BridgeSettings.mappings(fromConfigurationText: Array(contents), limits: limits.keyLimits)
+        if let configFile, let contents = BridgeSettings.readFile(configFile) {
+            bridge = try BridgeSettings.mappings(fromConfigurationText: contents, limits: limits.keyLimits)
         } else {
             bridge = []
         }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The default locations of the socket, the store and the configuration file.
 public enum DefaultPaths {
@@ -28,6 +32,6 @@ public enum DefaultPaths {
 
     private static func home(_ environment: [String: String]) -> String {
         if let home = environment["HOME"], home.hasPrefix("/") { return home }
-        return NSHomeDirectory()
+        return POSIX.homeDirectory()
     }
 }

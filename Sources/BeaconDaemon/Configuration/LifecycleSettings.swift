@@ -2,6 +2,12 @@ import BeaconProtocol
 import BeaconSystemd
 import Configuration
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The `lifecycle` section of the configuration: the bridge to logind.
 public struct LifecycleSettings: Sendable, Hashable {
     /// `lifecycle.enabled`: follow the session and the system through logind (default true).
@@ -62,6 +68,22 @@ public struct LifecycleSettings: Sendable, Hashable {
 /// `property` or `signal`. `bus` is `system`, `session` or a D-Bus address (`unix:path=/run/example/bus`).
 enum BridgeSettings {
     static let fields: Set<String> = ["bus", "name", "path", "interface", "property", "signal"]
+
+    /// The contents of the file at `path`; `nil` when it cannot be read.
+    static func readFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return contents }
+            contents.append(contentsOf: chunk[0..<count])
+        }
+    }
 
     /// Reads the `bridge` section of a JSON configuration text; an absent section is no mapping.
     static func mappings(fromConfigurationText bytes: [UInt8], limits: KeyLimits) throws -> [DBusMapping] {

@@ -1,5 +1,4 @@
 import BeaconSystemd
-import Foundation
 import Logging
 import ServiceLifecycle
 
@@ -24,7 +23,7 @@ public enum BeaconDaemon {
         do {
             configuration = try await load()
         } catch {
-            FileHandle.standardError.write(Data("beacond: \(error)\n".utf8))
+            POSIX.writeStandardError("beacond: \(error)\n")
             return 2
         }
         let level = configuration.logLevel

@@ -1,5 +1,4 @@
 import BeaconProtocol
-import Foundation
 import GRDB
 
 /// A persistent property as stored on disk.
@@ -57,19 +56,20 @@ final class PropertyStore: Sendable {
 
     init(path: String, synchronous: Synchronous) throws {
         self.path = path
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = POSIX.parentDirectory(of: path)
         if !directory.isEmpty {
-            try FileManager.default.createDirectory(
-                atPath: directory,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
+            try POSIX.createDirectories(directory, mode: 0o700)
         }
         var configuration = Configuration()
-        configuration.journalMode = .wal
         configuration.label = "beacon.store"
         let pragma = "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")"
         configuration.prepareDatabase { db in
+            // WAL is set here rather than with `Configuration.journalMode`, whose set-up runs after this closure
+            // and resets `synchronous` to NORMAL (and creates and drops a table that only a DatabasePool needs).
+            let journalMode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            guard journalMode == "wal" else {
+                throw DatabaseError(message: "could not activate WAL mode at path: \(path)")
+            }
             try db.execute(sql: pragma)
         }
         queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -212,6 +212,11 @@ final class PropertyStore: Sendable {
                 }
             }
         }
+    }
+
+    /// The text of `PRAGMA name` on the store's connection, e.g. `journal_mode` or `synchronous`.
+    func pragma(_ name: String) throws -> String? {
+        try queue.read { db in try String.fetchOne(db, sql: "PRAGMA \(name)") }
     }
 
     func close() throws {

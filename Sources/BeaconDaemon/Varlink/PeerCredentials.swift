@@ -1,4 +1,3 @@
-import Foundation
 import NIOCore
 
 #if canImport(Glibc)

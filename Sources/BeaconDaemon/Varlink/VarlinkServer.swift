@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -147,7 +146,7 @@ public final class VarlinkServer: Sendable {
     /// Makes sure the socket's directory exists and is private, and removes a stale socket left by a daemon that
     /// is gone. Refuses to start when another server answers on the path.
     static func prepareSocketPath(_ path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = POSIX.parentDirectory(of: path)
         var info = stat()
         if stat(directory, &info) != 0 {
             guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {

@@ -1,7 +1,12 @@
 import BeaconProtocol
-import Foundation
 import Logging
 import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Limits the varlink layer enforces for every connection.
 public struct VarlinkServerLimits: Sendable, Hashable {
@@ -125,7 +130,7 @@ public final class VarlinkServerCore {
         connectionsPerUID[credentials.uid] = count + 1
         let id = nextConnectionID
         nextConnectionID += 1
-        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        let now = BeaconBus.nowUsec()
         let connection = VarlinkConnection(
             id: id,
             credentials: credentials,

@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The few file-system and process facts the daemon needs, straight from the C library.
+@usableFromInline
+enum POSIX {
+    /// The process environment, as `ProcessInfo.environment` gives it: `NAME=value` entries of `environ`; the
+    /// first of duplicate names wins, as with `getenv`.
+    @usableFromInline
+    static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                let name = String(text[..<equals])
+                if result[name] == nil {
+                    result[name] = String(text[text.index(after: equals)...])
+                }
+            }
+            entry += 1
+        }
+        return result
+    }
+
+    /// The current user's home directory from the user database, else `/`.
+    static func homeDirectory() -> String {
+        var user = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let status = getpwuid_r(getuid(), &user, &buffer, buffer.count, &found)
+        guard status == 0, found != nil, let directory = user.pw_dir else { return "/" }
+        let path = String(cString: directory)
+        return path.isEmpty ? "/" : path
+    }
+
+    /// Whether something exists at `path`, following symbolic links.
+    static func fileExists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// The directory part of `path`: `/a/b` for `/a/b/c`, `/` for `/c`, empty for `c` (trailing slashes ignored).
+    static func parentDirectory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        if slash == trimmed.startIndex { return "/" }
+        var parent = trimmed[..<slash]
+        while parent.count > 1, parent.hasSuffix("/") { parent = parent.dropLast() }
+        return String(parent)
+    }
+
+    /// Creates `path` and any missing parents with `mode` (exactly, whatever the umask); an existing directory
+    /// is left as it is.
+    static func createDirectories(_ path: String, mode: mode_t) throws(POSIXError) {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw POSIXError(path: path, code: ENOTDIR) }
+            return
+        }
+        let parent = parentDirectory(of: path)
+        if !parent.isEmpty, parent != path {
+            try createDirectories(parent, mode: mode)
+        }
+        if mkdir(path, mode) != 0 {
+            let code = errno
+            guard code == EEXIST, stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                throw POSIXError(path: path, code: code)
+            }
+            return
+        }
+        if chmod(path, mode) != 0 {
+            throw POSIXError(path: path, code: errno)
+        }
+    }
+
+    /// Writes all of `text` to standard error.
+    static func writeStandardError(_ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
+
+    /// A failed system call on a path.
+    struct POSIXError: Error, CustomStringConvertible {
+        var path: String
+        var code: Int32
+        var description: String { "cannot create \(path): \(String(cString: strerror(code)))" }
+    }
+}
