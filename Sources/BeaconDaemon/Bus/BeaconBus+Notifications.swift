@@ -16,7 +16,6 @@ extension BeaconBus {
 
     func post(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("name")
-        let encoded = parameters.optionalEncodedValue("userInfo")
         let key: PropertyKey
         do {
             key = try PropertyKey(name, limits: limits.keyLimits)
@@ -26,10 +25,15 @@ extension BeaconBus {
         guard !Self.isReserved(name) else {
             throw BusError.invalidName(name, reason: "names below lifecycle, session, system and daemon are reserved")
         }
-        if let encoded, encoded.count > limits.maxValueSize {
+        var fragment: [UInt8] = []
+        fragment.reserveCapacity(name.utf8.count + 176)
+        NotificationEvent.begin(key, into: &fragment)
+        if let size = parameters.appendOptionalEncodedValue("userInfo", after: ",\"userInfo\":", to: &fragment),
+            size > limits.maxValueSize
+        {
             throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
         }
-        let posted = post(name: key, userInfo: encoded, encodedOrigin: client.origin.encodedJSON)
+        let posted = post(name: key, begun: &fragment, encodedOrigin: client.origin.encodedJSON)
         client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"sequence\":", to: &buffer)
             JSONWriter.appendInt(posted, to: &buffer)
@@ -41,14 +45,21 @@ extension BeaconBus {
     /// Posts a notification to the observers connected now; returns its sequence number.
     @discardableResult
     func post(name: PropertyKey, userInfo: [UInt8]?, origin: Origin) -> Int64 {
-        post(name: name, userInfo: userInfo, encodedOrigin: origin.encodedJSON)
+        var fragment: [UInt8] = []
+        NotificationEvent.begin(name, into: &fragment)
+        if let userInfo {
+            JSONWriter.appendASCII(",\"userInfo\":", to: &fragment)
+            fragment.append(contentsOf: userInfo)
+        }
+        return post(name: name, begun: &fragment, encodedOrigin: origin.encodedJSON)
     }
 
-    /// Posts a notification from the origin whose JSON is `encodedOrigin`; returns its sequence number.
-    private func post(name: PropertyKey, userInfo: [UInt8]?, encodedOrigin: [UInt8]) -> Int64 {
+    /// Posts the notification begun in `fragment` (see ``NotificationEvent/begin(_:into:)``) from the origin whose
+    /// JSON is `encodedOrigin`; returns its sequence number.
+    private func post(name: PropertyKey, begun fragment: inout [UInt8], encodedOrigin: [UInt8]) -> Int64 {
         sequence += 1
-        tickNotifications.append(
-            NotificationEvent(name: name, userInfo: userInfo, sequence: sequence, origin: encodedOrigin))
+        NotificationEvent.end(sequence: sequence, origin: encodedOrigin, into: &fragment)
+        tickNotifications.append(NotificationEvent(name: name, sequence: sequence, fragment: fragment))
         requestFlush()
         return sequence
     }

@@ -64,20 +64,19 @@ final class ChangeEvent {
 /// One posted notification, delivered to every observer it goes to.
 struct NotificationEvent {
     let name: PropertyKey
-    /// The userInfo's JSON text, when given.
-    let userInfo: [UInt8]?
     let sequence: Int64
-    /// The JSON of the ``Origin``.
-    let origin: [UInt8]
+    /// The `Notification` object's JSON.
+    let fragment: [UInt8]
 
-    /// Appends the `Notification` object's JSON.
-    func encode(into bytes: inout [UInt8]) {
+    /// Starts the JSON of a notification named `name` in `bytes`: `{"name":"…"`; the userInfo may follow.
+    static func begin(_ name: PropertyKey, into bytes: inout [UInt8]) {
         JSONWriter.appendASCII("{\"name\":", to: &bytes)
         JSONWriter.appendString(name.rawValue, to: &bytes)
-        if let userInfo {
-            JSONWriter.appendASCII(",\"userInfo\":", to: &bytes)
-            bytes.append(contentsOf: userInfo)
-        }
+    }
+
+    /// Ends the JSON begun with ``begin(_:into:)`` (and the userInfo) in `bytes` with the sequence number and the
+    /// origin's JSON.
+    static func end(sequence: Int64, origin: [UInt8], into bytes: inout [UInt8]) {
         JSONWriter.appendASCII(",\"sequence\":", to: &bytes)
         JSONWriter.appendInt(sequence, to: &bytes)
         JSONWriter.appendASCII(",\"origin\":", to: &bytes)
@@ -126,7 +125,7 @@ enum StreamReply {
         for event in events {
             if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
-            event.encode(into: &buffer)
+            buffer.append(contentsOf: event.fragment)
         }
         endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
     }
@@ -144,7 +143,7 @@ enum StreamReply {
         for position in positions {
             if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
-            events[Int(position)].encode(into: &buffer)
+            buffer.append(contentsOf: events[Int(position)].fragment)
         }
         endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
     }
