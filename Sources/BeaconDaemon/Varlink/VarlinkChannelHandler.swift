@@ -19,6 +19,8 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     /// How many bytes of `pending` are known to hold no NUL.
     private var scanned = 0
     private var refused = false
+    /// Between a `channelRead` and the `channelReadComplete` that ends its read burst.
+    private var inReadBurst = false
 
     init(core: VarlinkServerCore) {
         self.core = core
@@ -50,6 +52,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        endReadBurst()
         pending = nil
         if let connection {
             self.connection = nil
@@ -59,6 +62,10 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !inReadBurst {
+            inReadBurst = true
+            core.readBurstBegan()
+        }
         guard !refused else { return }
         var bytes = unwrapInboundIn(data)
         guard pending != nil else {
@@ -89,6 +96,22 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
             pending!.writeBuffer(&bytes)
         }
         processPending()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        endReadBurst()
+        context.fireChannelReadComplete()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        endReadBurst()
+    }
+
+    /// The calls of the read burst are answered now, not in a task at the end of the tick.
+    private func endReadBurst() {
+        guard inReadBurst else { return }
+        inReadBurst = false
+        core.readBurstEnded()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
