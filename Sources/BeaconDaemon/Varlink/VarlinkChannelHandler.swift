@@ -19,6 +19,8 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     /// How many bytes of `pending` are known to hold no NUL.
     private var scanned = 0
     private var refused = false
+    /// A malformed message closed the connection: nothing after it is read.
+    private var failed = false
     /// Between a `channelRead` and the `channelReadComplete` that ends its read burst.
     private var inReadBurst = false
 
@@ -66,7 +68,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
             inReadBurst = true
             core.readBurstBegan()
         }
-        guard !refused else { return }
+        guard !refused && !failed else { return }
         var bytes = unwrapInboundIn(data)
         guard pending != nil else {
             pending = bytes
@@ -88,7 +90,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
         }
         pending!.writeBuffer(&head)
         processPending()
-        guard !refused, let connection, !connection.isClosed, bytes.readableBytes > 0 else { return }
+        guard !refused, !failed, let connection, !connection.isClosed, bytes.readableBytes > 0 else { return }
         if pending == nil {
             pending = bytes
             scanned = 0
@@ -142,6 +144,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
                 scanned = readable
                 if readable > core.limits.maxMessageSize {
                     pending = nil
+                    failed = true
                     connection.fail(
                         .protocolError("message longer than the limit of \(core.limits.maxMessageSize) bytes"),
                         logMessage: "message longer than maxMessageSize"
@@ -158,6 +161,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
             scanned = 0
             if end > core.limits.maxMessageSize {
                 pending = nil
+                failed = true
                 connection.fail(
                     .protocolError("message longer than the limit of \(core.limits.maxMessageSize) bytes"),
                     logMessage: "message longer than maxMessageSize"
@@ -183,6 +187,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
                 core.dispatch(call, on: connection)
             case .failure(let error):
                 pending = nil
+                failed = true
                 connection.fail(error, logMessage: "malformed message: \(error)")
             }
         }
