@@ -65,8 +65,9 @@ final class ChangeEvent {
 struct NotificationEvent {
     let name: PropertyKey
     let sequence: Int64
-    /// The `Notification` object's JSON.
-    let fragment: [UInt8]
+    /// Where the `Notification` object's JSON is in the bytes of its tick's notifications.
+    let start: Int
+    let end: Int
 
     /// Starts the JSON of a notification named `name` in `bytes`: `{"name":"…"`; the userInfo may follow.
     static func begin(_ name: PropertyKey, into bytes: inout [UInt8]) {
@@ -115,35 +116,32 @@ enum StreamReply {
 
     /// `{"parameters":{"notifications":[…],"sequence":S,…},"continues":true}` and the NUL.
     static func notifications(
-        _ events: some Sequence<NotificationEvent>,
+        _ events: [NotificationEvent],
         sequence: Int64,
         overflow: Int = 0,
         into buffer: inout [UInt8]
     ) {
-        JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
-        var first = true
-        for event in events {
-            if !first { buffer.append(UInt8(ascii: ",")) }
-            first = false
-            buffer.append(contentsOf: event.fragment)
-        }
-        endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
+        notifications([], of: events, in: [], sequence: sequence, overflow: overflow, into: &buffer)
     }
 
     /// The same reply for the events at `positions` of `events`.
     static func notifications(
         _ positions: [Int32],
         of events: [NotificationEvent],
+        in bytes: [UInt8],
         sequence: Int64,
         overflow: Int = 0,
         into buffer: inout [UInt8]
     ) {
         JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
-        var first = true
-        for position in positions {
-            if !first { buffer.append(UInt8(ascii: ",")) }
-            first = false
-            buffer.append(contentsOf: events[Int(position)].fragment)
+        bytes.withUnsafeBufferPointer { bytes in
+            var first = true
+            for position in positions {
+                if !first { buffer.append(UInt8(ascii: ",")) }
+                first = false
+                let event = events[Int(position)]
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[event.start..<event.end]))
+            }
         }
         endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
     }
