@@ -177,4 +177,20 @@ struct BadInputTests {
             #expect(get["property"]?["value"]?["n"]?.intValue == Int64(index))
         }
     }
+
+    @Test("a call after a malformed message that spans reads is not executed")
+    func garbageAcrossReads() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        let set = Self.frame(
+            "{\"method\":\"io.beacon.Properties.Set\",\"parameters\":{\"key\":\"split.after\",\"value\":1}}")
+        _ = client.sendRaw(Array("{\"method\":".utf8))
+        usleep(50_000)
+        _ = client.sendRaw(Array("42}".utf8) + [0] + set)
+        #expect(try client.receive().error == "io.beacon.ProtocolError")
+        #expect(client.waitForClose())
+        let other = try daemon.connect()
+        let after = try other.call("io.beacon.Properties.Get", ["key": "split.after"])
+        #expect(after.error == "io.beacon.Properties.KeyNotFound")
+    }
 }

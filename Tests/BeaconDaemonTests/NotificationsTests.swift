@@ -70,4 +70,24 @@ struct NotificationsTests {
         #expect(reply.error == "io.beacon.ProtocolError")
         #expect(client.waitForClose())
     }
+
+    @Test("an oversized post between others of the same read leaves them intact")
+    func oversizedAmongOthers() throws {
+        let daemon = try TestDaemon(arguments: ["--limits-max-value-size", "64"])
+        let observer = try daemon.connect()
+        _ = try observer.call("io.beacon.Notifications.Observe", ["patterns": ["mix.**"]], more: true)
+        let poster = try daemon.connect()
+        var bytes: [UInt8] = []
+        for userInfo: JSONValue in ["a", .string(String(repeating: "u", count: 100)), ["b": [1, 2]]] {
+            VarlinkCall(method: "io.beacon.Notifications.Post", parameters: ["name": "mix.one", "userInfo": userInfo])
+                .encode(into: &bytes)
+        }
+        _ = poster.sendRaw(bytes)
+        #expect(try poster.receive().error == nil)
+        #expect(try poster.receive().error == "io.beacon.LimitExceeded")
+        #expect(try poster.receive().error == nil)
+        let received = try observer.receiveItems("notifications", count: 2)
+        #expect(received.map { $0["userInfo"] } == ["a", ["b": [1, 2]]])
+        #expect(received.map { $0["name"] } == ["mix.one", "mix.one"])
+    }
 }

@@ -16,7 +16,6 @@ extension BeaconBus {
 
     func post(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("name")
-        let encoded = parameters.optionalEncodedValue("userInfo")
         let key: PropertyKey
         do {
             key = try PropertyKey(name, limits: limits.keyLimits)
@@ -26,10 +25,19 @@ extension BeaconBus {
         guard !Self.isReserved(name) else {
             throw BusError.invalidName(name, reason: "names below lifecycle, session, system and daemon are reserved")
         }
-        if let encoded, encoded.count > limits.maxValueSize {
+        // The tick's notification bytes are taken out while this one is appended (one access to the property).
+        var bytes: [UInt8] = []
+        swap(&bytes, &tickNotificationBytes)
+        defer { swap(&bytes, &tickNotificationBytes) }
+        let start = bytes.count
+        NotificationEvent.begin(key, into: &bytes)
+        if let size = parameters.appendOptionalEncodedValue("userInfo", after: ",\"userInfo\":", to: &bytes),
+            size > limits.maxValueSize
+        {
+            bytes.removeSubrange(start...)
             throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
         }
-        let posted = post(name: key, userInfo: encoded, encodedOrigin: client.origin.encodedJSON)
+        let posted = post(name: key, begun: start, in: &bytes, encodedOrigin: client.origin.encodedJSON)
         client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"sequence\":", to: &buffer)
             JSONWriter.appendInt(posted, to: &buffer)
@@ -41,14 +49,25 @@ extension BeaconBus {
     /// Posts a notification to the observers connected now; returns its sequence number.
     @discardableResult
     func post(name: PropertyKey, userInfo: [UInt8]?, origin: Origin) -> Int64 {
-        post(name: name, userInfo: userInfo, encodedOrigin: origin.encodedJSON)
+        var bytes: [UInt8] = []
+        swap(&bytes, &tickNotificationBytes)
+        defer { swap(&bytes, &tickNotificationBytes) }
+        let start = bytes.count
+        NotificationEvent.begin(name, into: &bytes)
+        if let userInfo {
+            JSONWriter.appendASCII(",\"userInfo\":", to: &bytes)
+            bytes.append(contentsOf: userInfo)
+        }
+        return post(name: name, begun: start, in: &bytes, encodedOrigin: origin.encodedJSON)
     }
 
-    /// Posts a notification from the origin whose JSON is `encodedOrigin`; returns its sequence number.
-    private func post(name: PropertyKey, userInfo: [UInt8]?, encodedOrigin: [UInt8]) -> Int64 {
+    /// Posts the notification begun at `start` in `bytes`, the tick's notification bytes (see
+    /// ``NotificationEvent/begin(_:into:)``), from the origin whose JSON is `encodedOrigin`; returns its sequence
+    /// number.
+    private func post(name: PropertyKey, begun start: Int, in bytes: inout [UInt8], encodedOrigin: [UInt8]) -> Int64 {
         sequence += 1
-        tickNotifications.append(
-            NotificationEvent(name: name, userInfo: userInfo, sequence: sequence, origin: encodedOrigin))
+        NotificationEvent.end(sequence: sequence, origin: encodedOrigin, into: &bytes)
+        tickNotifications.append(NotificationEvent(name: name, sequence: sequence, start: start, end: bytes.count))
         requestFlush()
         return sequence
     }

@@ -67,9 +67,12 @@ public final class BeaconBus: VarlinkService {
     var pendingWriters: [VarlinkConnection] = []
     var tickChanges: [ChangeEvent] = []
     var tickNotifications: [NotificationEvent] = []
+    /// The JSON of ``tickNotifications``, one after the other.
+    var tickNotificationBytes: [UInt8] = []
     /// The events being delivered by ``publish()``.
     private var publishingChanges: [ChangeEvent] = []
     private var publishingNotifications: [NotificationEvent] = []
+    private var publishingNotificationBytes: [UInt8] = []
     private var tickNumber = 0
     /// ``requestFlush()`` asked the core for a flush that has not begun yet.
     private var flushRequested = false
@@ -304,9 +307,11 @@ public final class BeaconBus: VarlinkService {
         let tick = tickNumber
         swap(&publishingChanges, &tickChanges)
         swap(&publishingNotifications, &tickNotifications)
+        swap(&publishingNotificationBytes, &tickNotificationBytes)
         defer {
             publishingChanges.removeAll(keepingCapacity: true)
             publishingNotifications.removeAll(keepingCapacity: true)
+            publishingNotificationBytes.removeAll(keepingCapacity: publishingNotificationBytes.capacity <= 1 << 20)
         }
         var touched: [Subscription] = []
         // Events of one key often come in runs: a run's subscribers are looked up once, and each selects the
@@ -400,6 +405,7 @@ public final class BeaconBus: VarlinkService {
             StreamReply.notifications(
                 selection,
                 of: publishingNotifications,
+                in: publishingNotificationBytes,
                 sequence: selection.last.map { publishingNotifications[Int($0)].sequence } ?? sequence,
                 overflow: overflow,
                 into: &buffer

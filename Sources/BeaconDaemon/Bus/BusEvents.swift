@@ -64,20 +64,20 @@ final class ChangeEvent {
 /// One posted notification, delivered to every observer it goes to.
 struct NotificationEvent {
     let name: PropertyKey
-    /// The userInfo's JSON text, when given.
-    let userInfo: [UInt8]?
     let sequence: Int64
-    /// The JSON of the ``Origin``.
-    let origin: [UInt8]
+    /// Where the `Notification` object's JSON is in the bytes of its tick's notifications.
+    let start: Int
+    let end: Int
 
-    /// Appends the `Notification` object's JSON.
-    func encode(into bytes: inout [UInt8]) {
+    /// Starts the JSON of a notification named `name` in `bytes`: `{"name":"…"`; the userInfo may follow.
+    static func begin(_ name: PropertyKey, into bytes: inout [UInt8]) {
         JSONWriter.appendASCII("{\"name\":", to: &bytes)
         JSONWriter.appendString(name.rawValue, to: &bytes)
-        if let userInfo {
-            JSONWriter.appendASCII(",\"userInfo\":", to: &bytes)
-            bytes.append(contentsOf: userInfo)
-        }
+    }
+
+    /// Ends the JSON begun with ``begin(_:into:)`` (and the userInfo) in `bytes` with the sequence number and the
+    /// origin's JSON.
+    static func end(sequence: Int64, origin: [UInt8], into bytes: inout [UInt8]) {
         JSONWriter.appendASCII(",\"sequence\":", to: &bytes)
         JSONWriter.appendInt(sequence, to: &bytes)
         JSONWriter.appendASCII(",\"origin\":", to: &bytes)
@@ -116,35 +116,32 @@ enum StreamReply {
 
     /// `{"parameters":{"notifications":[…],"sequence":S,…},"continues":true}` and the NUL.
     static func notifications(
-        _ events: some Sequence<NotificationEvent>,
+        _ events: [NotificationEvent],
         sequence: Int64,
         overflow: Int = 0,
         into buffer: inout [UInt8]
     ) {
-        JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
-        var first = true
-        for event in events {
-            if !first { buffer.append(UInt8(ascii: ",")) }
-            first = false
-            event.encode(into: &buffer)
-        }
-        endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
+        notifications([], of: events, in: [], sequence: sequence, overflow: overflow, into: &buffer)
     }
 
     /// The same reply for the events at `positions` of `events`.
     static func notifications(
         _ positions: [Int32],
         of events: [NotificationEvent],
+        in bytes: [UInt8],
         sequence: Int64,
         overflow: Int = 0,
         into buffer: inout [UInt8]
     ) {
         JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
-        var first = true
-        for position in positions {
-            if !first { buffer.append(UInt8(ascii: ",")) }
-            first = false
-            events[Int(position)].encode(into: &buffer)
+        bytes.withUnsafeBufferPointer { bytes in
+            var first = true
+            for position in positions {
+                if !first { buffer.append(UInt8(ascii: ",")) }
+                first = false
+                let event = events[Int(position)]
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[event.start..<event.end]))
+            }
         }
         endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
     }

@@ -107,19 +107,27 @@ struct CallParameters {
         return bytes
     }
 
-    /// An optional parameter of any JSON type as compact JSON text; absent and `null` are both `nil`.
-    func optionalEncodedValue(_ name: StaticString) -> [UInt8]? {
-        var bytes: [UInt8] = []
+    /// Appends `prefix` and the compact JSON text of an optional parameter of any JSON type to `buffer`, unless it
+    /// is absent or `null`; returns the size of the text, or `nil` when nothing was appended.
+    func appendOptionalEncodedValue(
+        _ name: StaticString, after prefix: StaticString, to buffer: inout [UInt8]
+    ) -> Int? {
         if let view {
             guard let value = view.parameter(name), value.kind != .null else { return nil }
-            value.appendCompact(to: &bytes)
-        } else {
-            switch values[name.description] {
-            case nil, .null?: return nil
-            case let value?: value.encode(into: &bytes)
-            }
+            JSONWriter.appendASCII(prefix, to: &buffer)
+            let start = buffer.count
+            value.appendCompact(to: &buffer)
+            return buffer.count - start
         }
-        return bytes
+        switch values[name.description] {
+        case nil, .null?:
+            return nil
+        case let value?:
+            JSONWriter.appendASCII(prefix, to: &buffer)
+            let start = buffer.count
+            value.encode(into: &buffer)
+            return buffer.count - start
+        }
     }
 }
 

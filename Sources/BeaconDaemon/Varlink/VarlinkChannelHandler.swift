@@ -19,6 +19,10 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     /// How many bytes of `pending` are known to hold no NUL.
     private var scanned = 0
     private var refused = false
+    /// A malformed message closed the connection: nothing after it is read.
+    private var failed = false
+    /// Between a `channelRead` and the `channelReadComplete` that ends its read burst.
+    private var inReadBurst = false
 
     init(core: VarlinkServerCore) {
         self.core = core
@@ -50,6 +54,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        endReadBurst()
         pending = nil
         if let connection {
             self.connection = nil
@@ -59,7 +64,11 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !refused else { return }
+        if !inReadBurst {
+            inReadBurst = true
+            core.readBurstBegan()
+        }
+        guard !refused && !failed else { return }
         var bytes = unwrapInboundIn(data)
         guard pending != nil else {
             pending = bytes
@@ -81,7 +90,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
         }
         pending!.writeBuffer(&head)
         processPending()
-        guard !refused, let connection, !connection.isClosed, bytes.readableBytes > 0 else { return }
+        guard !refused, !failed, let connection, !connection.isClosed, bytes.readableBytes > 0 else { return }
         if pending == nil {
             pending = bytes
             scanned = 0
@@ -89,6 +98,22 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
             pending!.writeBuffer(&bytes)
         }
         processPending()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        endReadBurst()
+        context.fireChannelReadComplete()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        endReadBurst()
+    }
+
+    /// The calls of the read burst are answered now, not in a task at the end of the tick.
+    private func endReadBurst() {
+        guard inReadBurst else { return }
+        inReadBurst = false
+        core.readBurstEnded()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -119,6 +144,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
                 scanned = readable
                 if readable > core.limits.maxMessageSize {
                     pending = nil
+                    failed = true
                     connection.fail(
                         .protocolError("message longer than the limit of \(core.limits.maxMessageSize) bytes"),
                         logMessage: "message longer than maxMessageSize"
@@ -135,6 +161,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
             scanned = 0
             if end > core.limits.maxMessageSize {
                 pending = nil
+                failed = true
                 connection.fail(
                     .protocolError("message longer than the limit of \(core.limits.maxMessageSize) bytes"),
                     logMessage: "message longer than maxMessageSize"
@@ -160,6 +187,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
                 core.dispatch(call, on: connection)
             case .failure(let error):
                 pending = nil
+                failed = true
                 connection.fail(error, logMessage: "malformed message: \(error)")
             }
         }

@@ -116,11 +116,15 @@ public final class VarlinkConnection {
         close()
     }
 
-    private func writeOutput() {
+    private func writeOutput(flushing: Bool = false) {
         guard !output.isEmpty else { return }
         var buffer = channel.allocator.buffer(capacity: output.count)
         buffer.writeBytes(output)
-        channel.write(buffer, promise: nil)
+        if flushing {
+            channel.writeAndFlush(buffer, promise: nil)
+        } else {
+            channel.write(buffer, promise: nil)
+        }
         // Idle connections keep no large buffers: many thousands of subscribers may be connected.
         if output.capacity > 1024 {
             output = []
@@ -133,6 +137,11 @@ public final class VarlinkConnection {
     func flush() {
         isQueuedForFlush = false
         guard !isClosed else { return }
+        if shared.isEmpty && !closeAfterFlush && !output.isEmpty {
+            // Only replies: one write that flushes.
+            writeOutput(flushing: true)
+            return
+        }
         writeOutput()
         for buffer in shared {
             channel.write(buffer, promise: nil)

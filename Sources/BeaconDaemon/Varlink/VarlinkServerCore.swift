@@ -42,7 +42,7 @@ public struct VarlinkServerLimits: Sendable, Hashable {
 }
 
 /// The event-loop side of a ``VarlinkServer``: admits connections, routes calls, answers `org.varlink.service`
-/// and writes queued output once per tick.
+/// and writes queued output once per read burst of a channel (or, for output queued outside one, once per tick).
 public final class VarlinkServerCore {
     public let eventLoop: any EventLoop
     public let service: any VarlinkService
@@ -68,6 +68,10 @@ public final class VarlinkServerCore {
     private var flushScheduled = false
     private var inWillFlush = false
     private var flushAgain = false
+    /// Channels in a read burst (from its first `channelRead` to its `channelReadComplete`).
+    private var channelsReading = 0
+    /// A flush was asked for during a read burst: it runs when the burst ends instead of as a task.
+    private var flushDeferred = false
 
     init(
         eventLoop: any EventLoop,
@@ -231,9 +235,7 @@ public final class VarlinkServerCore {
         }
         if !flushScheduled {
             flushScheduled = true
-            eventLoop.assumeIsolated().execute { [self] in
-                flush()
-            }
+            runFlush()
         }
     }
 
@@ -246,7 +248,30 @@ public final class VarlinkServerCore {
         }
         guard !flushScheduled else { return }
         flushScheduled = true
+        runFlush()
+    }
+
+    /// Has ``flush()`` run at the end of the read burst in progress, or else at the end of this tick.
+    private func runFlush() {
+        if channelsReading > 0 {
+            flushDeferred = true
+            return
+        }
         eventLoop.assumeIsolated().execute { [self] in
+            flush()
+        }
+    }
+
+    /// A channel began a read burst: what its calls queue is flushed when the burst ends.
+    func readBurstBegan() {
+        channelsReading += 1
+    }
+
+    /// A channel's read burst ended: flushes what it queued.
+    func readBurstEnded() {
+        channelsReading -= 1
+        if channelsReading == 0 && flushDeferred {
+            flushDeferred = false
             flush()
         }
     }
