@@ -85,6 +85,8 @@ beacond_rep() {
 	rec "$BENCH" "$SOCK" notify 10 "${N10:-200000}" 1000
 	rec "$BENCH" "$SOCK" setwatch "${NSET:-10000}"
 	rec "$BENCH" "$SOCK" setwatch "${NSETP:-50000}" 1000
+	rec "$BENCH" "$SOCK" setwatch "${NSET:-10000}" 1 ephemeral
+	rec "$BENCH" "$SOCK" setwatch "${NSETE:-200000}" 1000 ephemeral
 }
 
 # ---------------------------------------------------------------- runs: beacond, anchors, beacond
@@ -136,6 +138,8 @@ rping = med("redis", "PING rtt p50 [all on cpu0]")
 bset = med("beacond", "Set -> Watch changes received/s by 1 watcher")
 dset = med("dbus-broker", "PropertiesChanged received/s by 1 watcher")
 bsetp = med("beacond", "Set -> Watch changes received/s by 1 watcher, Sets pipelined 1000")
+bsete = med("beacond", "Set -> Watch changes received/s by 1 watcher, ephemeral")
+bsetpe = med("beacond", "Set -> Watch changes received/s by 1 watcher, Sets pipelined 1000, ephemeral")
 kib = med("beacond", f"RSS growth per Observe subscriber ({k} held)")
 lost = sum(med("beacond", t) or 0 for t in ("Post 1->1 subs, lost", "Post 1->10 subs, lost"))
 def ratio(a, b):
@@ -150,6 +154,8 @@ rows = [
 ]
 info = [
     ("(info) Set->watcher with Sets pipelined 1000 / dbus-broker", ratio(bsetp, dset)),
+    ("(info) Set->watcher, ephemeral Sets / dbus-broker", ratio(bsete, dset)),
+    ("(info) Set->watcher, ephemeral Sets pipelined 1000 / dbus-broker", ratio(bsetpe, dset)),
 ]
 print(f"{'goal (medians of this run)':<56}  {'value':>8}  {'goal':>7}  met")
 print("-" * 82)

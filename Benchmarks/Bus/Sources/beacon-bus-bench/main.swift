@@ -5,7 +5,10 @@
 //
 //   beacon-bus-bench SOCKET get N                  Set once, then N synchronous Get round trips (p50/p99)
 //   beacon-bus-bench SOCKET notify NSUB N WINDOW   NSUB Observe processes, one publisher posting N oneway
-//   beacon-bus-bench SOCKET setwatch N [WINDOW]    a Watch process, N Sets, synchronous or pipelined WINDOW
+//   beacon-bus-bench SOCKET setwatch N [WINDOW] [ephemeral]
+//                                                  a Watch process, N Sets, synchronous or pipelined WINDOW;
+//                                                  persistent (committed to SQLite before the answer) or
+//                                                  ephemeral (memory only, like a D-Bus property)
 //   beacon-bus-bench SOCKET conns K DAEMON_PID     K concurrent Observe connections, daemon RSS growth
 
 import BeaconProtocol
@@ -358,7 +361,7 @@ func benchNotify(_ path: String, _ nsub: Int, _ n: Int, _ window: Int) {
 
 /// N Sets of a 64-byte value (distinct each time) to one key watched by one watcher process: synchronous when
 /// `window` is 1, else pipelined `window` calls per write (their replies read after each write).
-func benchSetWatch(_ path: String, _ n: Int, window: Int) {
+func benchSetWatch(_ path: String, _ n: Int, window: Int, ephemeral: Bool) {
     let ready = makePipe()
     let report = makePipe()
     let pid = fork()
@@ -387,10 +390,9 @@ func benchSetWatch(_ path: String, _ n: Int, window: Int) {
     func set(_ i: Int) -> [UInt8] {
         let digits = String(i)
         let text = prefix + String(repeating: "0", count: 15 - digits.count) + digits
-        return encode(
-            VarlinkCall(
-                method: "io.beacon.Properties.Set",
-                parameters: ["key": "bench.value", "value": .object(["p": .string(text)])]))
+        var parameters: [String: JSONValue] = ["key": "bench.value", "value": .object(["p": .string(text)])]
+        if ephemeral { parameters["ephemeral"] = true }
+        return encode(VarlinkCall(method: "io.beacon.Properties.Set", parameters: parameters))
     }
     if window == 1 {
         for i in 0..<n {
@@ -419,8 +421,8 @@ func benchSetWatch(_ path: String, _ n: Int, window: Int) {
     var status: Int32 = 0
     waitpid(pid, &status, 0)
     close(connection.fd)
-    let mode = window == 1 ? "" : ", Sets pipelined \(window)"
-    if window == 1 { reportLatency("Set rtt 64B, persistent (watched)", samples) }
+    let mode = (window == 1 ? "" : ", Sets pipelined \(window)") + (ephemeral ? ", ephemeral" : "")
+    if window == 1 { reportLatency("Set rtt 64B, \(ephemeral ? "ephemeral" : "persistent") (watched)", samples) }
     result("Set -> Watch changes received/s by 1 watcher\(mode)", "msg/s", r[2] > t0 ? r[0] / (r[2] - t0) : 0)
     result("Set -> Watch changes lost\(mode)", "msgs", Double(n) - r[0])
     result("Set -> Watch changes coalesced (daemon-reported overflow)\(mode)", "msgs", r[3])
@@ -488,7 +490,7 @@ func benchConnections(_ path: String, _ k: Int, _ daemon: Int32) {
 
 let arguments = CommandLine.arguments
 func usage() -> Never {
-    fail("usage: beacon-bus-bench SOCKET get N | notify NSUB N WINDOW | setwatch N [WINDOW] | conns K DAEMON_PID")
+    fail("usage: beacon-bus-bench SOCKET get N | notify NSUB N WINDOW | setwatch N [WINDOW [ephemeral]] | conns K DAEMON_PID")
 }
 func argument(_ index: Int) -> Int {
     guard index < arguments.count, let value = Int(arguments[index]), value > 0 else { usage() }
@@ -500,7 +502,10 @@ let socketPath = arguments[1]
 switch arguments[2] {
 case "get": benchGet(socketPath, argument(3))
 case "notify": benchNotify(socketPath, argument(3), argument(4), argument(5))
-case "setwatch": benchSetWatch(socketPath, argument(3), window: arguments.count > 4 ? argument(4) : 1)
+case "setwatch":
+    benchSetWatch(
+        socketPath, argument(3), window: arguments.count > 4 ? argument(4) : 1,
+        ephemeral: arguments.count > 5 && arguments[5] == "ephemeral")
 case "conns": benchConnections(socketPath, argument(3), Int32(argument(4)))
 default: usage()
 }
