@@ -23,7 +23,7 @@ let package = Package(
         .package(
             url: "https://github.com/apple/swift-configuration",
             from: "1.4.0",
-            traits: [.defaults, "CommandLineArguments"]
+            traits: ["CommandLineArguments"]
         ),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

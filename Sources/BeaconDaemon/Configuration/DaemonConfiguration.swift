@@ -42,31 +42,24 @@ public struct DaemonConfiguration: Sendable {
         let variables = EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["beacon"])
         let early = ConfigReader(providers: [flags, variables])
         var providers: [any ConfigProvider] = [flags, variables]
-        var configFile: String?
+        var file: ConfigurationFile?
         if let explicit = early.string(forKey: "config") {
-            providers.append(try await jsonFile(explicit, allowMissing: false))
-            configFile = explicit
+            file = try ConfigurationFile.load(explicit, allowMissing: false)
         } else {
             let path = DefaultPaths.configFile(environment: environment)
             if POSIX.fileExists(path) {
-                providers.append(try await jsonFile(path, allowMissing: true))
-                configFile = path
+                file = try ConfigurationFile.load(path, allowMissing: true)
             }
         }
+        if let file {
+            providers.append(file.provider)
+        }
         let reader = ConfigReader(providers: providers)
-        return try DaemonConfiguration(reader: reader, environment: environment, configFile: configFile)
+        return try DaemonConfiguration(reader: reader, environment: environment, file: file)
     }
 
-    private static func jsonFile(_ path: String, allowMissing: Bool) async throws -> any ConfigProvider {
-        let settings = InMemoryProvider(values: [
-            "filePath": ConfigValue(.string(path), isSecret: false),
-            "allowMissing": ConfigValue(.bool(allowMissing), isSecret: false),
-        ])
-        return try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: settings))
-    }
-
-    init(reader: ConfigReader, environment: [String: String], configFile: String?) throws {
-        self.configFile = configFile
+    init(reader: ConfigReader, environment: [String: String], file: ConfigurationFile?) throws {
+        configFile = file?.path
         address = reader.string(forKey: "address") ?? "unix:" + DefaultPaths.socket(environment: environment)
         guard address.hasPrefix("unix:"), address.count > 5 else {
             throw ConfigurationError(key: "address", reason: "expected unix:PATH, got \"\(address)\"")
@@ -90,8 +83,8 @@ public struct DaemonConfiguration: Sendable {
         }
         logLevel = parsed
         lifecycle = try LifecycleSettings(reader: reader)
-        if let configFile, let contents = BridgeSettings.readFile(configFile) {
-            bridge = try BridgeSettings.mappings(fromConfigurationText: contents, limits: limits.keyLimits)
+        if let file {
+            bridge = try BridgeSettings.mappings(fromDocument: file.document, limits: limits.keyLimits)
         } else {
             bridge = []
         }
