@@ -25,7 +25,6 @@ let package = Package(
             from: "1.4.0",
             traits: ["CommandLineArguments"]
         ),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
@@ -55,17 +54,22 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // SQLite, found with pkg-config.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "BeaconDaemon",
             dependencies: [
-                "BeaconProtocol", "BeaconSystemd",
+                "BeaconProtocol", "BeaconSystemd", "CSQLite",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict
