@@ -1,5 +1,4 @@
 import BeaconProtocol
-import Configuration
 
 #if canImport(Glibc)
     import Glibc
@@ -7,18 +6,47 @@ import Configuration
     import Musl
 #endif
 
-/// The JSON configuration file, parsed, and its values as a configuration provider.
+/// The JSON configuration file, parsed, and its values by key.
 ///
 /// Nested objects become dotted keys (`{"limits": {"maxValueSize": 1}}` is `limits.maxValueSize`); values are
 /// strings, numbers, booleans, and arrays of strings or of numbers and booleans; `null` is no value. The `bridge`
-/// section is read on its own (``BridgeSettings``) and is not part of the provider.
+/// section is read on its own (``BridgeSettings``) and is not among the values.
 struct ConfigurationFile: Sendable {
+    /// A value of the file: numbers and booleans convert into each other, as integers where exact.
+    enum Value: Sendable {
+        case string(String)
+        case number(JSONValue)
+        case array([Value])
+
+        /// An integer, or a boolean as 1 or 0.
+        var int: Int? {
+            guard case .number(let number) = self else { return nil }
+            return switch number {
+            case .int(let int): Int(exactly: int)
+            case .double(let double): Int(exactly: double)
+            case .bool(let bool): bool ? 1 : 0
+            default: nil
+            }
+        }
+
+        /// A boolean, or a number as whether it is not zero.
+        var bool: Bool? {
+            guard case .number(let number) = self else { return nil }
+            return switch number {
+            case .bool(let bool): bool
+            case .int(let int): int != 0
+            case .double(let double): double != 0
+            default: nil
+            }
+        }
+    }
+
     /// The file's path.
     var path: String
     /// The whole document.
     var document: JSONValue
     /// The document's values, keyed by their dotted paths.
-    var provider: InMemoryProvider
+    var values: [String: Value]
 
     /// Reads and parses the file at `path`; `nil` if it does not exist and `allowMissing` is set.
     static func load(_ path: String, allowMissing: Bool) throws -> ConfigurationFile? {
@@ -36,23 +64,19 @@ struct ConfigurationFile: Sendable {
         guard case .object(let root) = document else {
             throw ConfigurationError(key: "config", reason: "the top-level value of \(path) must be an object")
         }
-        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        var values: [String: Value] = [:]
         for (name, value) in root where name != "bridge" {
             try flatten(value, at: [name], into: &values)
         }
-        return ConfigurationFile(
-            path: path,
-            document: document,
-            provider: InMemoryProvider(name: "file \(path)", values: values)
-        )
+        return ConfigurationFile(path: path, document: document, values: values)
     }
 
-    private static func flatten(
+    static func flatten(
         _ value: JSONValue,
         at components: [String],
-        into values: inout [AbsoluteConfigKey: ConfigValue]
+        into values: inout [String: Value]
     ) throws {
-        let content: ConfigContent
+        let key = components.joined(separator: ".")
         switch value {
         case .null:
             return
@@ -60,71 +84,31 @@ struct ConfigurationFile: Sendable {
             for (name, member) in members {
                 try flatten(member, at: components + [name], into: &values)
             }
-            return
         case .string(let string):
-            content = .string(string)
-        case .bool(let bool):
-            content = .bool(bool)
-        case .int, .double:
-            content = number(value).map { .int($0) } ?? .double(value.doubleValue ?? 0)
+            values[key] = .string(string)
+        case .bool, .int, .double:
+            values[key] = .number(value)
         case .array(let elements):
-            content = try array(elements, at: components)
-        }
-        // Joined and split again like the keys looked up, so that `{"a.b": 1}` is `a.b` as well.
-        let key = AbsoluteConfigKey(ConfigKey(components.joined(separator: ".")))
-        values[key] = ConfigValue(content, isSecret: false)
-    }
-
-    /// An integral number as an `Int`; `nil` for other values.
-    private static func number(_ value: JSONValue) -> Int? {
-        switch value {
-        case .int(let int): Int(exactly: int)
-        case .double(let double): Int(exactly: double)
-        default: nil
+            values[key] = .array(try array(elements, key: key))
         }
     }
 
-    /// An array of strings, or of numbers and booleans (booleans count as 1 and 0 among numbers).
-    private static func array(_ elements: [JSONValue], at components: [String]) throws -> ConfigContent {
-        func unexpected(_ index: Int) -> ConfigurationError {
-            ConfigurationError(
-                key: (components + ["\(index)"]).joined(separator: "."),
-                reason: "arrays hold only strings, or only numbers and booleans"
-            )
-        }
-        guard let first = elements.first else { return .intArray([]) }
-        switch first {
-        case .string:
-            return .stringArray(
-                try elements.enumerated().map { index, element in
-                    guard case .string(let string) = element else { throw unexpected(index) }
-                    return string
-                }
-            )
-        case .bool where elements.allSatisfy({ if case .bool = $0 { true } else { false } }):
-            return .boolArray(elements.map { $0.boolValue ?? false })
-        case .int, .double, .bool:
-            var integers: [Int]? = []
-            var doubles: [Double] = []
-            for (index, element) in elements.enumerated() {
-                switch element {
-                case .bool(let bool):
-                    integers?.append(bool ? 1 : 0)
-                    doubles.append(bool ? 1 : 0)
-                case .int, .double:
-                    if let integer = number(element) {
-                        integers?.append(integer)
-                    } else {
-                        integers = nil
-                    }
-                    doubles.append(element.doubleValue ?? 0)
-                default:
-                    throw unexpected(index)
-                }
+    /// An array of strings, or of numbers and booleans.
+    private static func array(_ elements: [JSONValue], key: String) throws -> [Value] {
+        var strings = false
+        if case .string = elements.first { strings = true }
+        return try elements.enumerated().map { index, element in
+            switch (element, strings) {
+            case (.string(let string), true):
+                return .string(string)
+            case (.bool, false), (.int, false), (.double, false):
+                return .number(element)
+            default:
+                throw ConfigurationError(
+                    key: "\(key).\(index)",
+                    reason: "arrays hold only strings, or only numbers and booleans"
+                )
             }
-            return integers.map { .intArray($0) } ?? .doubleArray(doubles)
-        default:
-            throw unexpected(0)
         }
     }
 

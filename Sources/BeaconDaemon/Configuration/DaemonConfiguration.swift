@@ -1,5 +1,4 @@
 import BeaconSystemd
-import Configuration
 import Logging
 
 /// Everything `beacond` is configured with.
@@ -38,10 +37,7 @@ public struct DaemonConfiguration: Sendable {
         arguments: [String] = CommandLine.arguments,
         environment: [String: String] = POSIX.environment()
     ) async throws -> DaemonConfiguration {
-        let flags = CommandLineArgumentsProvider(arguments: arguments)
-        let variables = EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["beacon"])
-        let early = ConfigReader(providers: [flags, variables])
-        var providers: [any ConfigProvider] = [flags, variables]
+        let early = ConfigurationReader(arguments: arguments, environment: environment)
         var file: ConfigurationFile?
         if let explicit = early.string(forKey: "config") {
             file = try ConfigurationFile.load(explicit, allowMissing: false)
@@ -51,14 +47,11 @@ public struct DaemonConfiguration: Sendable {
                 file = try ConfigurationFile.load(path, allowMissing: true)
             }
         }
-        if let file {
-            providers.append(file.provider)
-        }
-        let reader = ConfigReader(providers: providers)
+        let reader = file.map { early.adding($0) } ?? early
         return try DaemonConfiguration(reader: reader, environment: environment, file: file)
     }
 
-    init(reader: ConfigReader, environment: [String: String], file: ConfigurationFile?) throws {
+    init(reader: ConfigurationReader, environment: [String: String], file: ConfigurationFile?) throws {
         configFile = file?.path
         address = reader.string(forKey: "address") ?? "unix:" + DefaultPaths.socket(environment: environment)
         guard address.hasPrefix("unix:"), address.count > 5 else {
@@ -90,7 +83,7 @@ public struct DaemonConfiguration: Sendable {
         }
     }
 
-    static func limits(_ reader: ConfigReader) throws -> DaemonLimits {
+    static func limits(_ reader: ConfigurationReader) throws -> DaemonLimits {
         var limits = DaemonLimits()
         limits.maxMessageSize = try positive(reader, "limits.maxMessageSize", limits.maxMessageSize)
         limits.maxJSONDepth = try positive(reader, "limits.maxJsonDepth", limits.maxJSONDepth)
@@ -108,12 +101,12 @@ public struct DaemonConfiguration: Sendable {
         return limits
     }
 
-    static func positive(_ reader: ConfigReader, _ key: ConfigKey, _ fallback: Int) throws -> Int {
+    static func positive(_ reader: ConfigurationReader, _ key: String, _ fallback: Int) throws -> Int {
         if let text = reader.string(forKey: key), Int(text) == nil {
-            throw ConfigurationError(key: "\(key)", reason: "\"\(text)\" is not an integer")
+            throw ConfigurationError(key: key, reason: "\"\(text)\" is not an integer")
         }
         let value = reader.int(forKey: key, default: fallback)
-        guard value > 0 else { throw ConfigurationError(key: "\(key)", reason: "must be positive, got \(value)") }
+        guard value > 0 else { throw ConfigurationError(key: key, reason: "must be positive, got \(value)") }
         return value
     }
 }

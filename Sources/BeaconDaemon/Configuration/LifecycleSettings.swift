@@ -1,6 +1,5 @@
 import BeaconProtocol
 import BeaconSystemd
-import Configuration
 
 /// The `lifecycle` section of the configuration: the bridge to logind.
 public struct LifecycleSettings: Sendable, Hashable {
@@ -21,7 +20,7 @@ public struct LifecycleSettings: Sendable, Hashable {
 
     public init() {}
 
-    init(reader: ConfigReader) throws {
+    init(reader: ConfigurationReader) throws {
         enabled = reader.bool(forKey: "lifecycle.enabled", default: true)
         sessionID = reader.string(forKey: "lifecycle.sessionId").flatMap { $0.isEmpty ? nil : $0 }
         sleepInhibitor = reader.bool(forKey: "lifecycle.sleepInhibitor", default: true)
