@@ -2,7 +2,6 @@ import BeaconProtocol
 import Logging
 import NIOCore
 import NIOPosix
-import ServiceLifecycle
 import Synchronization
 
 /// The daemon as a `Service`: opens the store, serves the bus on the socket until graceful shutdown, and applies
