@@ -58,10 +58,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // glibc's malloc tuning (malloc.h), which the Glibc module leaves out.
+        .systemLibrary(name: "CMalloc"),
         .target(
             name: "BeaconDaemon",
             dependencies: [
-                "BeaconProtocol", "BeaconSystemd", "CSQLite",
+                "BeaconProtocol", "BeaconSystemd", "CMalloc", "CSQLite",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

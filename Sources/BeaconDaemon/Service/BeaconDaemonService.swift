@@ -75,6 +75,8 @@ public final class BeaconDaemonService: Service, Sendable {
             metadata: ["address": "\(server.address)", "store": "\(configuration.storePath)"]
         )
         systemd.ready(status: "serving on \(server.address)")
+        // What start-up allocated and freed (configuration, store contents) goes back to the system.
+        Memory.releaseFree()
         let bridgeTask = Task {
             await bridges.run(
                 applyLifecycle: { event in
