@@ -58,8 +58,8 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        // glibc's malloc tuning (malloc.h), which the Glibc module leaves out.
-        .systemLibrary(name: "CMalloc"),
+        // glibc's malloc tuning: one arena from the start, and returning free memory.
+        .target(name: "CMalloc"),
         .target(
             name: "BeaconDaemon",
             dependencies: [

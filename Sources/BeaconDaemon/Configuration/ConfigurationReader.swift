@@ -89,7 +89,7 @@ struct ConfigurationReader: Sendable {
         file: (ConfigurationFile.Value) -> T?
     ) -> T? {
         let components = key.split(separator: ".").map(String.init)
-        let flagName = "--" + components.map { Self.words($0, separator: "-").lowercased() }.joined(separator: "-")
+        let flagName = "--" + components.map(Self.flagName).joined(separator: "-")
         if let values = flags[flagName] {
             return flag(values)
         }
@@ -112,23 +112,41 @@ struct ConfigurationReader: Sendable {
         return result
     }
 
-    /// `camelCase` with `separator` between the words: `camel-Case`.
-    private static func words(_ component: String, separator: Character) -> String {
-        var result = ""
-        var previous: Character?
-        for character in component {
-            if let previous, previous.isLowercase, character.isUppercase {
+    /// `camelCase` with `separator` between the words: `camel-Case`. Keys are ASCII, so are the checks (which
+    /// keeps Unicode's property tables out of start-up).
+    private static func words(_ component: String, separator: UInt8) -> [UInt8] {
+        var result: [UInt8] = []
+        var previous: UInt8 = 0
+        for byte in component.utf8 {
+            if (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(previous),
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            {
                 result.append(separator)
             }
-            result.append(character)
-            previous = character
+            result.append(byte)
+            previous = byte
         }
         return result
     }
 
-    /// `maxValueSize` as `MAX_VALUE_SIZE`.
+    /// `max-value-size` for `maxValueSize`.
+    private static func flagName(_ component: String) -> String {
+        let bytes = words(component, separator: UInt8(ascii: "-")).map { byte in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `MAX_VALUE_SIZE` for `maxValueSize`.
     private static func variableName(_ component: String) -> String {
-        String(words(component, separator: "_").uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" })
+        let bytes = words(component, separator: UInt8(ascii: "_")).map { byte -> UInt8 in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - 32
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): byte
+            default: UInt8(ascii: "_")
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func trimmed(_ text: Substring) -> String {

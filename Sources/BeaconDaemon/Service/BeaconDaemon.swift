@@ -11,7 +11,6 @@ import Logging
 public enum BeaconDaemon {
     /// Runs the daemon until SIGTERM or SIGINT; returns the process exit status.
     public static func main(arguments: [String] = CommandLine.arguments) async -> Int32 {
-        Memory.limitArenas()
         if arguments.contains("--help") || arguments.contains("-h") {
             print(usage)
             return 0
