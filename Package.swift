@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "Signals", targets: ["Signals"]),
         .library(name: "SignalsFoundation", targets: ["SignalsFoundation"]),
         .library(name: "BeaconProtocol", targets: ["BeaconProtocol"]),
+        .library(name: "BeaconProtocolFoundation", targets: ["BeaconProtocolFoundation"]),
         .library(name: "BeaconClient", targets: ["BeaconClient"]),
         .executable(name: "beacond", targets: ["beacond"]),
         .executable(name: "beaconctl", targets: ["beaconctl"]),
@@ -19,13 +20,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(
-            url: "https://github.com/apple/swift-configuration",
-            from: "1.4.0",
-            traits: [.defaults, "CommandLineArguments"]
-        ),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
@@ -37,6 +31,9 @@ let package = Package(
 
         // varlink framing, JSON values, key paths and patterns, interface texts. No I/O.
         .target(name: "BeaconProtocol", swiftSettings: strict),
+        // Any Codable value as a JSON value, through JSONEncoder and JSONDecoder: the only part of BeaconProtocol that
+        // needs Foundation.
+        .target(name: "BeaconProtocolFoundation", dependencies: ["BeaconProtocol"], swiftSettings: strict),
 
         // libsystemd, found with pkg-config.
         .systemLibrary(
@@ -55,17 +52,21 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // SQLite, found with pkg-config.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // glibc's malloc tuning: one arena from the start, and returning free memory.
+        .target(name: "CMalloc"),
         .target(
             name: "BeaconDaemon",
             dependencies: [
-                "BeaconProtocol", "BeaconSystemd",
+                "BeaconProtocol", "BeaconSystemd", "CMalloc", "CSQLite",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict
@@ -75,7 +76,7 @@ let package = Package(
         .target(
             name: "BeaconClient",
             dependencies: [
-                "BeaconProtocol", "Signals",
+                "BeaconProtocol", "BeaconProtocolFoundation", "Signals",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -91,7 +92,11 @@ let package = Package(
         ),
 
         .testTarget(name: "SignalsTests", dependencies: ["Signals", "SignalsFoundation"], swiftSettings: strict),
-        .testTarget(name: "BeaconProtocolTests", dependencies: ["BeaconProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "BeaconProtocolTests",
+            dependencies: ["BeaconProtocol", "BeaconProtocolFoundation"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "BeaconSystemdTests", dependencies: ["BeaconSystemd", "BeaconTestSupport"], swiftSettings: strict),
         // Starting the real daemon and waiting for its READY=1, for the test targets that need it.
         .target(

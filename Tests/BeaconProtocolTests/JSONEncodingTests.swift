@@ -1,3 +1,4 @@
+import BeaconProtocolFoundation
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconProtocolFoundation
 
 /// The credentials of the connection that made a change or posted a notification.
 public struct BeaconOrigin: Sendable, Hashable {

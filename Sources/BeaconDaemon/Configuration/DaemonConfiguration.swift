@@ -1,5 +1,4 @@
 import BeaconSystemd
-import Configuration
 import Logging
 
 /// Everything `beacond` is configured with.
@@ -38,35 +37,22 @@ public struct DaemonConfiguration: Sendable {
         arguments: [String] = CommandLine.arguments,
         environment: [String: String] = POSIX.environment()
     ) async throws -> DaemonConfiguration {
-        let flags = CommandLineArgumentsProvider(arguments: arguments)
-        let variables = EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["beacon"])
-        let early = ConfigReader(providers: [flags, variables])
-        var providers: [any ConfigProvider] = [flags, variables]
-        var configFile: String?
+        let early = ConfigurationReader(arguments: arguments, environment: environment)
+        var file: ConfigurationFile?
         if let explicit = early.string(forKey: "config") {
-            providers.append(try await jsonFile(explicit, allowMissing: false))
-            configFile = explicit
+            file = try ConfigurationFile.load(explicit, allowMissing: false)
         } else {
             let path = DefaultPaths.configFile(environment: environment)
             if POSIX.fileExists(path) {
-                providers.append(try await jsonFile(path, allowMissing: true))
-                configFile = path
+                file = try ConfigurationFile.load(path, allowMissing: true)
             }
         }
-        let reader = ConfigReader(providers: providers)
-        return try DaemonConfiguration(reader: reader, environment: environment, configFile: configFile)
+        let reader = file.map { early.adding($0) } ?? early
+        return try DaemonConfiguration(reader: reader, environment: environment, file: file)
     }
 
-    private static func jsonFile(_ path: String, allowMissing: Bool) async throws -> any ConfigProvider {
-        let settings = InMemoryProvider(values: [
-            "filePath": ConfigValue(.string(path), isSecret: false),
-            "allowMissing": ConfigValue(.bool(allowMissing), isSecret: false),
-        ])
-        return try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: settings))
-    }
-
-    init(reader: ConfigReader, environment: [String: String], configFile: String?) throws {
-        self.configFile = configFile
+    init(reader: ConfigurationReader, environment: [String: String], file: ConfigurationFile?) throws {
+        configFile = file?.path
         address = reader.string(forKey: "address") ?? "unix:" + DefaultPaths.socket(environment: environment)
         guard address.hasPrefix("unix:"), address.count > 5 else {
             throw ConfigurationError(key: "address", reason: "expected unix:PATH, got \"\(address)\"")
@@ -90,14 +76,14 @@ public struct DaemonConfiguration: Sendable {
         }
         logLevel = parsed
         lifecycle = try LifecycleSettings(reader: reader)
-        if let configFile, let contents = BridgeSettings.readFile(configFile) {
-            bridge = try BridgeSettings.mappings(fromConfigurationText: contents, limits: limits.keyLimits)
+        if let file {
+            bridge = try BridgeSettings.mappings(fromDocument: file.document, limits: limits.keyLimits)
         } else {
             bridge = []
         }
     }
 
-    static func limits(_ reader: ConfigReader) throws -> DaemonLimits {
+    static func limits(_ reader: ConfigurationReader) throws -> DaemonLimits {
         var limits = DaemonLimits()
         limits.maxMessageSize = try positive(reader, "limits.maxMessageSize", limits.maxMessageSize)
         limits.maxJSONDepth = try positive(reader, "limits.maxJsonDepth", limits.maxJSONDepth)
@@ -115,12 +101,12 @@ public struct DaemonConfiguration: Sendable {
         return limits
     }
 
-    static func positive(_ reader: ConfigReader, _ key: ConfigKey, _ fallback: Int) throws -> Int {
+    static func positive(_ reader: ConfigurationReader, _ key: String, _ fallback: Int) throws -> Int {
         if let text = reader.string(forKey: key), Int(text) == nil {
-            throw ConfigurationError(key: "\(key)", reason: "\"\(text)\" is not an integer")
+            throw ConfigurationError(key: key, reason: "\"\(text)\" is not an integer")
         }
         let value = reader.int(forKey: key, default: fallback)
-        guard value > 0 else { throw ConfigurationError(key: "\(key)", reason: "must be positive, got \(value)") }
+        guard value > 0 else { throw ConfigurationError(key: key, reason: "must be positive, got \(value)") }
         return value
     }
 }

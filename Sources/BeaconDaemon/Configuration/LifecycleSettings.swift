@@ -1,12 +1,5 @@
 import BeaconProtocol
 import BeaconSystemd
-import Configuration
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
 
 /// The `lifecycle` section of the configuration: the bridge to logind.
 public struct LifecycleSettings: Sendable, Hashable {
@@ -27,7 +20,7 @@ public struct LifecycleSettings: Sendable, Hashable {
 
     public init() {}
 
-    init(reader: ConfigReader) throws {
+    init(reader: ConfigurationReader) throws {
         enabled = reader.bool(forKey: "lifecycle.enabled", default: true)
         sessionID = reader.string(forKey: "lifecycle.sessionId").flatMap { $0.isEmpty ? nil : $0 }
         sleepInhibitor = reader.bool(forKey: "lifecycle.sleepInhibitor", default: true)
@@ -69,30 +62,8 @@ public struct LifecycleSettings: Sendable, Hashable {
 enum BridgeSettings {
     static let fields: Set<String> = ["bus", "name", "path", "interface", "property", "signal"]
 
-    /// The contents of the file at `path`; `nil` when it cannot be read.
-    static func readFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var contents: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { return contents }
-            contents.append(contentsOf: chunk[0..<count])
-        }
-    }
-
-    /// Reads the `bridge` section of a JSON configuration text; an absent section is no mapping.
-    static func mappings(fromConfigurationText bytes: [UInt8], limits: KeyLimits) throws -> [DBusMapping] {
-        let document: JSONValue
-        do {
-            document = try JSONValue(parsing: bytes)
-        } catch {
-            throw ConfigurationError(key: "bridge", reason: "the configuration file does not parse: \(error)")
-        }
+    /// Reads the `bridge` section of the parsed configuration file; an absent section is no mapping.
+    static func mappings(fromDocument document: JSONValue, limits: KeyLimits) throws -> [DBusMapping] {
         guard case .object(let root) = document, let section = root["bridge"] else { return [] }
         guard case .object(let kinds) = section else {
             throw ConfigurationError(key: "bridge", reason: "expected an object with properties and notifications")

@@ -1,6 +1,5 @@
 import BeaconSystemd
 import Logging
-import ServiceLifecycle
 
 #if canImport(Glibc)
     import Glibc
@@ -8,7 +7,7 @@ import ServiceLifecycle
     import Musl
 #endif
 
-/// The `beacond` program: configuration, logging, services, ServiceGroup.
+/// The `beacond` program: configuration, logging, services, ServiceRunner.
 public enum BeaconDaemon {
     /// Runs the daemon until SIGTERM or SIGINT; returns the process exit status.
     public static func main(arguments: [String] = CommandLine.arguments) async -> Int32 {
@@ -42,13 +41,9 @@ public enum BeaconDaemon {
         if let watchdog = SystemdIntegration.watchdogService() {
             services.append(watchdog)
         }
-        let group = ServiceGroup(
-            services: services,
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
+        let runner = ServiceRunner(services: services, logger: logger)
         do {
-            try await group.run()
+            try await runner.run()
             return 0
         } catch {
             logger.critical("beacond failed: \(error)")

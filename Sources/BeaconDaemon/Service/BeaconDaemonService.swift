@@ -2,7 +2,6 @@ import BeaconProtocol
 import Logging
 import NIOCore
 import NIOPosix
-import ServiceLifecycle
 import Synchronization
 
 /// The daemon as a `Service`: opens the store, serves the bus on the socket until graceful shutdown, and applies
@@ -76,6 +75,8 @@ public final class BeaconDaemonService: Service, Sendable {
             metadata: ["address": "\(server.address)", "store": "\(configuration.storePath)"]
         )
         systemd.ready(status: "serving on \(server.address)")
+        // What start-up allocated and freed (configuration, store contents) goes back to the system.
+        Memory.releaseFree()
         let bridgeTask = Task {
             await bridges.run(
                 applyLifecycle: { event in

@@ -1,6 +1,10 @@
 import Logging
-import ServiceLifecycle
-import UnixSignals
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Reloads the daemon's configuration on SIGHUP.
 public struct ReloadService: Service {
@@ -13,9 +17,13 @@ public struct ReloadService: Service {
     }
 
     public func run() async throws {
-        let signals = await UnixSignalsSequence(trapping: .sighup)
-        for await _ in signals.cancelOnGracefulShutdown() {
-            await daemon.reload(load)
+        let hangups = signalStream([SIGHUP])
+        let daemon = self.daemon
+        let load = self.load
+        try? await cancelWhenGracefulShutdown {
+            for await _ in hangups {
+                await daemon.reload(load)
+            }
         }
     }
 }

@@ -1,6 +1,5 @@
 import BeaconSystemd
 import Logging
-import ServiceLifecycle
 
 /// The daemon's conversation with the service manager: readiness, status, reload and stop notices, socket
 /// activation and the watchdog. Every call is a no-op when the daemon was not started by systemd.

@@ -1,5 +1,6 @@
 import BeaconProtocol
-import GRDB
+import CSQLite
+import Synchronization
 
 /// A persistent property as stored on disk.
 struct StoredProperty: Sendable {
@@ -44,7 +45,7 @@ struct StoreContents: Sendable {
 /// SQLite storage (WAL mode) of persistent properties, deletion tombstones and counters.
 ///
 /// Writes are synchronous: the bus commits one transaction per event-loop tick and answers the calls of that
-/// tick only after the commit returned.
+/// tick only after the commit returned. One connection, used under a lock.
 final class PropertyStore: Sendable {
     enum Synchronous: String, Sendable {
         case normal
@@ -52,7 +53,7 @@ final class PropertyStore: Sendable {
     }
 
     let path: String
-    private let queue: DatabaseQueue
+    private let connection: Mutex<SQLiteConnection>
 
     init(path: String, synchronous: Synchronous) throws {
         self.path = path
@@ -60,166 +61,366 @@ final class PropertyStore: Sendable {
         if !directory.isEmpty {
             try POSIX.createDirectories(directory, mode: 0o700)
         }
-        var configuration = Configuration()
-        configuration.label = "beacon.store"
-        let pragma = "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")"
-        configuration.prepareDatabase { db in
-            // WAL is set here rather than with `Configuration.journalMode`, whose set-up runs after this closure
-            // and resets `synchronous` to NORMAL (and creates and drops a table that only a DatabasePool needs).
-            let journalMode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+        var connection = try SQLiteConnection(path: path)
+        do {
+            let journalMode = try connection.text("PRAGMA journal_mode = WAL")
             guard journalMode == "wal" else {
-                throw DatabaseError(message: "could not activate WAL mode at path: \(path)")
+                throw StoreError(code: SQLITE_ERROR, message: "could not activate WAL mode at path: \(path)")
             }
-            try db.execute(sql: pragma)
+            try connection.execute("PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")")
+            try connection.transaction { connection in try connection.execute(Self.schema) }
+        } catch {
+            connection.close()
+            throw error
         }
-        queue = try DatabaseQueue(path: path, configuration: configuration)
-        try migrate()
+        self.connection = Mutex(connection)
     }
 
-    private func migrate() throws {
-        try queue.write { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS property (
-                        key TEXT PRIMARY KEY NOT NULL,
-                        value TEXT NOT NULL,
-                        version INTEGER NOT NULL,
-                        modified INTEGER NOT NULL,
-                        uid INTEGER NOT NULL,
-                        pid INTEGER NOT NULL,
-                        command TEXT
-                    ) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS tombstone (
-                        key TEXT PRIMARY KEY NOT NULL,
-                        version INTEGER NOT NULL,
-                        modified INTEGER NOT NULL,
-                        uid INTEGER NOT NULL,
-                        pid INTEGER NOT NULL,
-                        command TEXT
-                    ) WITHOUT ROWID;
-                    CREATE INDEX IF NOT EXISTS tombstone_version ON tombstone(version);
-                    CREATE TABLE IF NOT EXISTS ephemeral (key TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL)
-                        WITHOUT ROWID;
-                    """
-            )
-        }
+    deinit {
+        connection.withLock { $0.close() }
     }
+
+    private static let schema = """
+        CREATE TABLE IF NOT EXISTS property (
+            key TEXT PRIMARY KEY NOT NULL,
+            value TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            modified INTEGER NOT NULL,
+            uid INTEGER NOT NULL,
+            pid INTEGER NOT NULL,
+            command TEXT
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS tombstone (
+            key TEXT PRIMARY KEY NOT NULL,
+            version INTEGER NOT NULL,
+            modified INTEGER NOT NULL,
+            uid INTEGER NOT NULL,
+            pid INTEGER NOT NULL,
+            command TEXT
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS tombstone_version ON tombstone(version);
+        CREATE TABLE IF NOT EXISTS ephemeral (key TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL)
+            WITHOUT ROWID;
+        """
 
     /// Reads everything. Values that no longer parse are skipped and reported through `invalid`.
     func load(invalid: (String) -> Void) throws -> StoreContents {
         let limits = JSONLimits(maxDepth: 512, maxBytes: Int.max)
-        let result = try queue.read { db in
-            var properties: [StoredProperty] = []
-            var broken: [String] = []
-            for row in try Row.fetchAll(
-                db, sql: "SELECT key, value, version, modified, uid, pid, command FROM property")
-            {
-                let key: String = row[0]
-                let text: String = row[1]
-                guard let parsed = try? JSONValue(parsing: text, limits: limits) else {
-                    broken.append(key)
-                    continue
-                }
-                var value: [UInt8] = []
-                parsed.encode(into: &value)
-                properties.append(
-                    StoredProperty(
-                        key: key,
-                        value: value,
-                        version: row[2],
-                        modifiedUsec: row[3],
-                        origin: Origin(uid: UInt32(truncatingIfNeeded: row[4] as Int64), pid: row[5], command: row[6])
+        let (contents, broken) = try connection.withLock { connection in
+            try connection.transaction(immediate: false) { connection in
+                var properties: [StoredProperty] = []
+                var broken: [String] = []
+                try connection.query("SELECT key, value, version, modified, uid, pid, command FROM property") {
+                    row in
+                    let key = row.text(0) ?? ""
+                    let parsed = row.withBytes(1) { bytes in
+                        bytes.flatMap { try? JSONValue(parsing: $0, limits: limits) }
+                    }
+                    guard let parsed else {
+                        broken.append(key)
+                        return
+                    }
+                    var value: [UInt8] = []
+                    parsed.encode(into: &value)
+                    properties.append(
+                        StoredProperty(
+                            key: key,
+                            value: value,
+                            version: row.int64(2),
+                            modifiedUsec: row.int64(3),
+                            origin: row.origin(4)
+                        )
                     )
+                }
+                var tombstones: [StoredTombstone] = []
+                try connection.query("SELECT key, version, modified, uid, pid, command FROM tombstone") { row in
+                    tombstones.append(
+                        StoredTombstone(
+                            key: row.text(0) ?? "",
+                            version: row.int64(1),
+                            modifiedUsec: row.int64(2),
+                            origin: row.origin(3)
+                        )
+                    )
+                }
+                var ephemeral: [String] = []
+                try connection.query("SELECT key FROM ephemeral") { row in ephemeral.append(row.text(0) ?? "") }
+                var meta: [String: Int64] = [:]
+                try connection.query("SELECT name, value FROM meta") { row in meta[row.text(0) ?? ""] = row.int64(1) }
+                return (
+                    StoreContents(
+                        properties: properties,
+                        tombstones: tombstones,
+                        ephemeralKeys: ephemeral,
+                        meta: meta
+                    ),
+                    broken
                 )
             }
-            let tombstones = try Row.fetchAll(
-                db,
-                sql: "SELECT key, version, modified, uid, pid, command FROM tombstone"
-            ).map { row in
-                StoredTombstone(
-                    key: row[0],
-                    version: row[1],
-                    modifiedUsec: row[2],
-                    origin: Origin(uid: UInt32(truncatingIfNeeded: row[3] as Int64), pid: row[4], command: row[5])
-                )
-            }
-            let ephemeral = try String.fetchAll(db, sql: "SELECT key FROM ephemeral")
-            var meta: [String: Int64] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT name, value FROM meta") {
-                meta[row[0]] = row[1]
-            }
-            return (
-                StoreContents(properties: properties, tombstones: tombstones, ephemeralKeys: ephemeral, meta: meta),
-                broken
-            )
         }
-        for key in result.1 { invalid(key) }
-        return result.0
+        for key in broken { invalid(key) }
+        return contents
     }
 
     /// Applies `operations` in one transaction.
     func commit(_ operations: [StoreOperation]) throws {
         guard !operations.isEmpty else { return }
-        try queue.write { db in
-            for operation in operations {
-                switch operation {
-                case .upsertProperty(let property):
-                    let statement = try db.cachedStatement(
-                        sql: """
-                            INSERT INTO property (key, value, version, modified, uid, pid, command)
-                            VALUES (?, ?, ?, ?, ?, ?, ?)
-                            ON CONFLICT(key) DO UPDATE SET value = excluded.value, version = excluded.version,
-                                modified = excluded.modified, uid = excluded.uid, pid = excluded.pid,
-                                command = excluded.command
-                            """
-                    )
-                    try statement.execute(arguments: [
-                        property.key, String(decoding: property.value, as: UTF8.self), property.version,
-                        property.modifiedUsec,
-                        Int64(property.origin.uid), Int64(property.origin.pid), property.origin.command,
-                    ])
-                case .deleteProperty(let key):
-                    try db.cachedStatement(sql: "DELETE FROM property WHERE key = ?").execute(arguments: [key])
-                case .upsertTombstone(let tombstone):
-                    let statement = try db.cachedStatement(
-                        sql: """
-                            INSERT INTO tombstone (key, version, modified, uid, pid, command)
-                            VALUES (?, ?, ?, ?, ?, ?)
-                            ON CONFLICT(key) DO UPDATE SET version = excluded.version, modified = excluded.modified,
-                                uid = excluded.uid, pid = excluded.pid, command = excluded.command
-                            """
-                    )
-                    try statement.execute(arguments: [
-                        tombstone.key, tombstone.version, tombstone.modifiedUsec, Int64(tombstone.origin.uid),
-                        Int64(tombstone.origin.pid), tombstone.origin.command,
-                    ])
-                case .deleteTombstone(let key):
-                    try db.cachedStatement(sql: "DELETE FROM tombstone WHERE key = ?").execute(arguments: [key])
-                case .markEphemeral(let key):
-                    try db.cachedStatement(sql: "INSERT OR IGNORE INTO ephemeral (key) VALUES (?)")
-                        .execute(arguments: [key])
-                case .unmarkEphemeral(let key):
-                    try db.cachedStatement(sql: "DELETE FROM ephemeral WHERE key = ?").execute(arguments: [key])
-                case .pruneTombstones(let version):
-                    try db.cachedStatement(sql: "DELETE FROM tombstone WHERE version <= ?")
-                        .execute(arguments: [version])
-                case .setMeta(let name, let value):
-                    try db.cachedStatement(
-                        sql:
-                            "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value"
-                    ).execute(arguments: [name, value])
+        try connection.withLock { connection in
+            try connection.transaction { connection in
+                for operation in operations {
+                    try Self.apply(operation, on: &connection)
                 }
             }
         }
     }
 
+    private static func apply(_ operation: StoreOperation, on connection: inout SQLiteConnection) throws {
+        switch operation {
+        case .upsertProperty(let property):
+            try connection.run(
+                """
+                INSERT INTO property (key, value, version, modified, uid, pid, command)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(key) DO UPDATE SET value = excluded.value, version = excluded.version,
+                    modified = excluded.modified, uid = excluded.uid, pid = excluded.pid,
+                    command = excluded.command
+                """,
+                .text(property.key), .utf8(property.value), .int(property.version), .int(property.modifiedUsec),
+                .int(Int64(property.origin.uid)), .int(Int64(property.origin.pid)),
+                property.origin.command.map { .text($0) } ?? .null
+            )
+        case .deleteProperty(let key):
+            try connection.run("DELETE FROM property WHERE key = ?", .text(key))
+        case .upsertTombstone(let tombstone):
+            try connection.run(
+                """
+                INSERT INTO tombstone (key, version, modified, uid, pid, command)
+                VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(key) DO UPDATE SET version = excluded.version, modified = excluded.modified,
+                    uid = excluded.uid, pid = excluded.pid, command = excluded.command
+                """,
+                .text(tombstone.key), .int(tombstone.version), .int(tombstone.modifiedUsec),
+                .int(Int64(tombstone.origin.uid)), .int(Int64(tombstone.origin.pid)),
+                tombstone.origin.command.map { .text($0) } ?? .null
+            )
+        case .deleteTombstone(let key):
+            try connection.run("DELETE FROM tombstone WHERE key = ?", .text(key))
+        case .markEphemeral(let key):
+            try connection.run("INSERT OR IGNORE INTO ephemeral (key) VALUES (?)", .text(key))
+        case .unmarkEphemeral(let key):
+            try connection.run("DELETE FROM ephemeral WHERE key = ?", .text(key))
+        case .pruneTombstones(let version):
+            try connection.run("DELETE FROM tombstone WHERE version <= ?", .int(version))
+        case .setMeta(let name, let value):
+            try connection.run(
+                "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                .text(name), .int(value)
+            )
+        }
+    }
+
     /// The text of `PRAGMA name` on the store's connection, e.g. `journal_mode` or `synchronous`.
     func pragma(_ name: String) throws -> String? {
-        try queue.read { db in try String.fetchOne(db, sql: "PRAGMA \(name)") }
+        try connection.withLock { connection in try connection.text("PRAGMA \(name)") }
     }
 
     func close() throws {
-        try queue.close()
+        connection.withLock { $0.close() }
+    }
+}
+
+/// A failed SQLite call: the result code, SQLite's message and the statement, if any.
+struct StoreError: Error, CustomStringConvertible {
+    var code: Int32
+    var message: String
+    var sql: String?
+
+    var description: String {
+        "SQLite error \(code): \(message)" + (sql.map { " - while executing `\($0)`" } ?? "")
+    }
+}
+
+/// A value bound to a statement's parameter.
+enum SQLiteArgument {
+    case null
+    case int(Int64)
+    case text(String)
+    /// Text given as its UTF-8 bytes.
+    case utf8([UInt8])
+}
+
+/// One row of a query's result, valid while the query's body runs.
+struct SQLiteRow {
+    let statement: OpaquePointer
+
+    func int64(_ column: Int32) -> Int64 {
+        sqlite3_column_int64(statement, column)
+    }
+
+    /// The column's text; `nil` for NULL.
+    func text(_ column: Int32) -> String? {
+        withBytes(column) { bytes in bytes.map { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    /// Calls `body` with the column's text as UTF-8 bytes, `nil` for NULL.
+    func withBytes<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) -> T) -> T {
+        guard let text = sqlite3_column_text(statement, column) else {
+            // NULL, or an empty text or blob, which has no pointer.
+            let isNull = sqlite3_column_type(statement, column) == SQLITE_NULL
+            return body(isNull ? nil : UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return body(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, column))))
+    }
+
+    /// The `uid, pid, command` columns starting at `column`.
+    func origin(_ column: Int32) -> Origin {
+        Origin(
+            uid: UInt32(truncatingIfNeeded: int64(column)),
+            pid: Int32(truncatingIfNeeded: int64(column + 1)),
+            command: text(column + 2)
+        )
+    }
+}
+
+/// An SQLite connection and its prepared statements.
+struct SQLiteConnection {
+    private var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+
+    init(path: String) throws {
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(
+            path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close(handle)
+            throw StoreError(code: code, message: "\(message) (\(path))")
+        }
+        self.handle = handle
+    }
+
+    /// Finalizes the statements and closes the connection; later calls fail.
+    mutating func close() {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements = [:]
+        if let handle { sqlite3_close(handle) }
+        handle = nil
+    }
+
+    private func open() throws(StoreError) -> OpaquePointer {
+        guard let handle else { throw StoreError(code: SQLITE_MISUSE, message: "the store is closed") }
+        return handle
+    }
+
+    private func error(_ code: Int32, _ sql: String?) -> StoreError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        return StoreError(code: code, message: message, sql: sql)
+    }
+
+    /// Runs `sql`, which may hold several statements; rows are ignored.
+    func execute(_ sql: String) throws(StoreError) {
+        let handle = try open()
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_free(message)
+            throw StoreError(code: code, message: text, sql: sql)
+        }
+    }
+
+    /// Runs `body` in a transaction (immediate: holding the write lock from the start), committed if it returns,
+    /// rolled back if it throws.
+    mutating func transaction<T>(
+        immediate: Bool = true,
+        _ body: (inout SQLiteConnection) throws -> T
+    ) throws -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        do {
+            let result = try body(&self)
+            try execute("COMMIT")
+            return result
+        } catch {
+            if let handle, sqlite3_get_autocommit(handle) == 0 {
+                try? execute("ROLLBACK")
+            }
+            throw error
+        }
+    }
+
+    /// The first column of the first row of `sql`, as text.
+    func text(_ sql: String) throws(StoreError) -> String? {
+        var result: String?
+        var first = true
+        try query(sql) { row in
+            if first { result = row.text(0) }
+            first = false
+        }
+        return result
+    }
+
+    /// Runs the query `sql`, calling `body` for each row.
+    func query(_ sql: String, _ body: (SQLiteRow) throws(StoreError) -> Void) throws(StoreError) {
+        let statement = try prepare(sql)
+        defer { sqlite3_finalize(statement) }
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else { throw error(code, sql) }
+            try body(SQLiteRow(statement: statement))
+        }
+    }
+
+    /// Runs the statement `sql` with `arguments`, preparing it once per connection.
+    mutating func run(_ sql: String, _ arguments: SQLiteArgument...) throws(StoreError) {
+        let statement: OpaquePointer
+        if let cached = statements[sql] {
+            statement = cached
+        } else {
+            statement = try prepare(sql)
+            statements[sql] = statement
+        }
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (offset, argument) in arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch argument {
+            case .null:
+                code = sqlite3_bind_null(statement, index)
+            case .int(let value):
+                code = sqlite3_bind_int64(statement, index, value)
+            case .text(var value):
+                code = value.withUTF8 { Self.bind(UnsafeRawBufferPointer($0), to: statement, at: index) }
+            case .utf8(let bytes):
+                code = bytes.withUnsafeBytes { Self.bind($0, to: statement, at: index) }
+            }
+            guard code == SQLITE_OK else { throw error(code, sql) }
+        }
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else { throw error(code, sql) }
+        }
+    }
+
+    /// Binds UTF-8 text, which SQLite copies (`SQLITE_TRANSIENT`).
+    private static func bind(_ text: UnsafeRawBufferPointer, to statement: OpaquePointer, at index: Int32) -> Int32 {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        guard let base = text.baseAddress, !text.isEmpty else {
+            return sqlite3_bind_text(statement, index, "", 0, transient)
+        }
+        let characters = base.assumingMemoryBound(to: CChar.self)
+        return sqlite3_bind_text(statement, index, characters, Int32(text.count), transient)
+    }
+
+    private func prepare(_ sql: String) throws(StoreError) -> OpaquePointer {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v2(try open(), sql, -1, &statement, nil)
+        guard code == SQLITE_OK, let statement else { throw error(code, sql) }
+        return statement
     }
 }

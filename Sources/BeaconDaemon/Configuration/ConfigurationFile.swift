@@ -1,0 +1,136 @@
+import BeaconProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The JSON configuration file, parsed, and its values by key.
+///
+/// Nested objects become dotted keys (`{"limits": {"maxValueSize": 1}}` is `limits.maxValueSize`); values are
+/// strings, numbers, booleans, and arrays of strings or of numbers and booleans; `null` is no value. The `bridge`
+/// section is read on its own (``BridgeSettings``) and is not among the values.
+struct ConfigurationFile: Sendable {
+    /// A value of the file: numbers and booleans convert into each other, as integers where exact.
+    enum Value: Sendable {
+        case string(String)
+        case number(JSONValue)
+        case array([Value])
+
+        /// An integer, or a boolean as 1 or 0.
+        var int: Int? {
+            guard case .number(let number) = self else { return nil }
+            return switch number {
+            case .int(let int): Int(exactly: int)
+            case .double(let double): Int(exactly: double)
+            case .bool(let bool): bool ? 1 : 0
+            default: nil
+            }
+        }
+
+        /// A boolean, or a number as whether it is not zero.
+        var bool: Bool? {
+            guard case .number(let number) = self else { return nil }
+            return switch number {
+            case .bool(let bool): bool
+            case .int(let int): int != 0
+            case .double(let double): double != 0
+            default: nil
+            }
+        }
+    }
+
+    /// The file's path.
+    var path: String
+    /// The whole document.
+    var document: JSONValue
+    /// The document's values, keyed by their dotted paths.
+    var values: [String: Value]
+
+    /// Reads and parses the file at `path`; `nil` if it does not exist and `allowMissing` is set.
+    static func load(_ path: String, allowMissing: Bool) throws -> ConfigurationFile? {
+        var code: Int32 = 0
+        guard let contents = readFile(path, error: &code) else {
+            if allowMissing && code == ENOENT { return nil }
+            throw ConfigurationError(key: "config", reason: "cannot read \(path): \(String(cString: strerror(code)))")
+        }
+        let document: JSONValue
+        do {
+            document = try JSONValue(parsing: contents)
+        } catch {
+            throw ConfigurationError(key: "config", reason: "\(path) does not parse: \(error)")
+        }
+        guard case .object(let root) = document else {
+            throw ConfigurationError(key: "config", reason: "the top-level value of \(path) must be an object")
+        }
+        var values: [String: Value] = [:]
+        for (name, value) in root where name != "bridge" {
+            try flatten(value, at: [name], into: &values)
+        }
+        return ConfigurationFile(path: path, document: document, values: values)
+    }
+
+    static func flatten(
+        _ value: JSONValue,
+        at components: [String],
+        into values: inout [String: Value]
+    ) throws {
+        let key = components.joined(separator: ".")
+        switch value {
+        case .null:
+            return
+        case .object(let members):
+            for (name, member) in members {
+                try flatten(member, at: components + [name], into: &values)
+            }
+        case .string(let string):
+            values[key] = .string(string)
+        case .bool, .int, .double:
+            values[key] = .number(value)
+        case .array(let elements):
+            values[key] = .array(try array(elements, key: key))
+        }
+    }
+
+    /// An array of strings, or of numbers and booleans.
+    private static func array(_ elements: [JSONValue], key: String) throws -> [Value] {
+        var strings = false
+        if case .string = elements.first { strings = true }
+        return try elements.enumerated().map { index, element in
+            switch (element, strings) {
+            case (.string(let string), true):
+                return .string(string)
+            case (.bool, false), (.int, false), (.double, false):
+                return .number(element)
+            default:
+                throw ConfigurationError(
+                    key: "\(key).\(index)",
+                    reason: "arrays hold only strings, or only numbers and booleans"
+                )
+            }
+        }
+    }
+
+    /// The contents of the file at `path`; `nil` with the `errno` in `error` when it cannot be read.
+    private static func readFile(_ path: String, error: inout Int32) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            error = errno
+            return nil
+        }
+        defer { close(fd) }
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                error = errno
+                return nil
+            }
+            if count == 0 { return contents }
+            contents.append(contentsOf: chunk[0..<count])
+        }
+    }
+}

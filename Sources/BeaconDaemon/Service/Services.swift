@@ -1,0 +1,169 @@
+import Dispatch
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A long-running part of the daemon, run by ``ServiceRunner``.
+public protocol Service: Sendable {
+    /// Runs until graceful shutdown (``gracefulShutdown()``) or cancellation.
+    func run() async throws
+}
+
+/// The graceful shutdown of a ``ServiceRunner``: triggered once, awaited by its services.
+final class GracefulShutdown: Sendable {
+    private struct State {
+        var triggered = false
+        var nextWaiter = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// The shutdown of the services the current task belongs to.
+    @TaskLocal static var current: GracefulShutdown?
+
+    var isTriggered: Bool { state.withLock { $0.triggered } }
+
+    /// Starts the shutdown: every waiter returns.
+    func trigger() {
+        let waiters = state.withLock { state in
+            guard !state.triggered else { return [CheckedContinuation<Void, Never>]() }
+            state.triggered = true
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns when the shutdown starts or the task is cancelled.
+    func wait() async {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    if state.triggered || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+}
+
+/// Returns when the graceful shutdown of the current service starts; throws `CancellationError` if the task is
+/// cancelled first.
+func gracefulShutdown() async throws {
+    if let shutdown = GracefulShutdown.current {
+        await shutdown.wait()
+    } else {
+        // Not run by a ServiceRunner: only cancellation ends the wait.
+        await GracefulShutdown().wait()
+    }
+    try Task.checkCancellation()
+}
+
+/// Runs `operation` and cancels it when the graceful shutdown of the current service starts.
+func cancelWhenGracefulShutdown(_ operation: @escaping @Sendable () async throws -> Void) async throws {
+    try await withThrowingTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            try await operation()
+            return true
+        }
+        group.addTask {
+            try? await gracefulShutdown()
+            return false
+        }
+        defer { group.cancelAll() }
+        while let finished = try await group.next() {
+            if finished { return }
+            group.cancelAll()
+        }
+    }
+}
+
+/// Delivers signals as an asynchronous sequence; the signals are ignored (not acted on by their default action)
+/// from creation on.
+func signalStream(_ signals: [Int32]) -> AsyncStream<Int32> {
+    AsyncStream { continuation in
+        let sources = SignalSources()
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            sources.append(source)
+        }
+        continuation.onTermination = { _ in sources.cancel() }
+    }
+}
+
+/// Dispatch signal sources, cancelled together.
+private final class SignalSources: @unchecked Sendable {
+    // Guarded by `lock`.
+    private var sources: [any DispatchSourceSignal] = []
+    private let lock = Mutex(())
+
+    func append(_ source: any DispatchSourceSignal) {
+        lock.withLock { _ in sources.append(source) }
+    }
+
+    func cancel() {
+        lock.withLock { _ in
+            for source in sources { source.cancel() }
+            sources = []
+        }
+    }
+}
+
+/// Runs services together until SIGTERM or SIGINT starts a graceful shutdown; a service that throws cancels the
+/// others.
+struct ServiceRunner {
+    struct FinishedUnexpectedly: Error, CustomStringConvertible {
+        var service: String
+        var description: String { "the service \(service) finished before shutdown" }
+    }
+
+    var services: [any Service]
+    var logger: Logger
+
+    func run() async throws {
+        let shutdown = GracefulShutdown()
+        let signals = signalStream([SIGTERM, SIGINT])
+        let signalTask = Task {
+            for await number in signals {
+                logger.debug("shutting down on signal", metadata: ["signal": "\(number)"])
+                shutdown.trigger()
+            }
+        }
+        defer { signalTask.cancel() }
+        try await GracefulShutdown.$current.withValue(shutdown) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for service in services {
+                    group.addTask {
+                        try await service.run()
+                        if !shutdown.isTriggered {
+                            throw FinishedUnexpectedly(service: "\(type(of: service))")
+                        }
+                    }
+                }
+                do {
+                    while try await group.next() != nil {}
+                } catch {
+                    group.cancelAll()
+                    throw error
+                }
+            }
+        }
+    }
+}
