@@ -15,11 +15,18 @@ struct DBusBridgeTests {
         """
     }
 
-    static func writeConfiguration(_ text: String) throws -> String {
-        let directory = try makeTemporaryDirectory("beacon-bridge-config")
-        let path = directory + "/beacond.json"
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
+    /// A directory for the tests' configuration files, removed when released.
+    final class ConfigurationDirectory {
+        let path: String
+        init() throws { path = try makeTemporaryDirectory("beacon-bridge-config") }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+
+        /// Writes `text` to a new file in the directory and returns its path.
+        func write(_ text: String, name: String = "beacond.json") throws -> String {
+            let file = path + "/" + name
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            return file
+        }
     }
 
     static func mock(_ bus: PrivateBus, _ method: String, _ arguments: String...) throws {
@@ -33,7 +40,8 @@ struct DBusBridgeTests {
         try bus.start()
         try bus.startMock(name: Self.service, arguments: ["--system", Self.service, Self.path, Self.service])
         try Self.mock(bus, "AddProperty", "ssv", Self.service, "State", "u", "20")
-        let configuration = try Self.writeConfiguration(
+        let directory = try ConfigurationDirectory()
+        let configuration = try directory.write(
             """
             {
               "lifecycle": {"enabled": false},
@@ -116,8 +124,9 @@ struct DBusBridgeTests {
             (section(extra: #""extra": 1"#), "unknown field"),
             (#"{"bridge": {"signals": {}}}"#, "bridge.signals"),
         ]
-        for (text, reason) in cases {
-            let path = try Self.writeConfiguration(text)
+        let directory = try ConfigurationDirectory()
+        for (index, (text, reason)) in cases.enumerated() {
+            let path = try directory.write(text, name: "\(index).json")
             let result = try runProcess(
                 try BuiltProducts.beacond(), ["--config", path, "--address", "unix:/nonexistent/x.sock"])
             #expect(result.status == 2, "\(text)")
