@@ -97,7 +97,11 @@ let package = Package(
             dependencies: ["BeaconProtocol", "BeaconProtocolFoundation"],
             swiftSettings: strict
         ),
-        .testTarget(name: "BeaconSystemdTests", dependencies: ["BeaconSystemd", "BeaconTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "BeaconSystemdTests",
+            dependencies: ["BeaconSystemd", "BeaconTestSupport"],
+            swiftSettings: strict
+        ),
         // Starting the real daemon and waiting for its READY=1, for the test targets that need it.
         .target(
             name: "BeaconTestSupport",

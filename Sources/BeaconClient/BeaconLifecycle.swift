@@ -74,11 +74,9 @@ extension BeaconLifecycle {
         _ prepare: @escaping @Sendable (SleepPreparation) async -> Void
     ) -> any Disposable {
         let client = self.client
-        var parameters: [String: JSONValue] = [:]
-        if let description { parameters["description"] = .string(description) }
-        let fixed = parameters
+        let parameters: [String: JSONValue] = description.map { ["description": .string($0)] } ?? [:]
         let task = Task {
-            let error = await client.runResubscribing(method: Method.holdSleep, parameters: { fixed }) {
+            let error = await client.runResubscribing(method: Method.holdSleep, parameters: { parameters }) {
                 (reply, _) throws(BeaconError) in
                 let reader = ReplyReader(reply, "HoldSleep reply")
                 guard try reader.string("event") == "willSleep" else { return .proceed }

@@ -6,11 +6,11 @@ struct LifecycleBusState {
     /// The bridge that holds the sleep inhibitor; `nil` when the daemon runs without one.
     var bridge: LogindBridge?
     /// `false` when the configuration turned the bridge off.
-    var enabled = false
+    var enabled: Bool { bridge != nil }
     /// `nil` until the bridge reports its first state.
     var bridgeState: LogindBridgeState?
-    var snapshot = LifecycleSnapshot()
-    var hasSnapshot = false
+    /// The flags as last published; `nil` until the bridge has read logind once.
+    var snapshot: LifecycleSnapshot?
     var sleepTimeout: Duration = .seconds(3)
     /// Clients running `HoldSleep`, by connection id.
     var participants: [Int: BusClient] = [:]
@@ -40,13 +40,11 @@ extension BeaconBus {
     /// deleted (with a deletion for `since` replays), and set again once the bridge has read logind.
     public func attachLifecycle(_ bridge: LogindBridge?, sleepTimeout: Duration) {
         lifecycle.bridge = bridge
-        lifecycle.enabled = bridge != nil
         lifecycle.sleepTimeout = sleepTimeout
         for property in LifecycleProperty.allCases {
             guard let entry = properties[property.rawValue] else { continue }
             delete(key: property.rawValue, entry: entry, origin: .daemon)
         }
-        core?.scheduleFlush()
     }
 
     /// Publishes one event of the logind bridge: properties are set, notifications posted, and sleep
@@ -80,7 +78,6 @@ extension BeaconBus {
             default: break
             }
         }
-        core?.scheduleFlush()
     }
 
     /// Publishes one event of the declarative D-Bus bridge.
@@ -96,7 +93,6 @@ extension BeaconBus {
             if arguments.count == 1 { userInfo["value"] = Self.json(arguments[0]) }
             postSystemNotification(name, userInfo: .object(userInfo))
         }
-        core?.scheduleFlush()
     }
 
     static func json(_ value: DBusValue) -> JSONValue {
@@ -114,15 +110,16 @@ extension BeaconBus {
 
     private func updateSnapshot(_ property: LifecycleProperty, _ value: LifecycleValue) {
         guard case .bool(let flag) = value else { return }
-        lifecycle.hasSnapshot = true
+        var snapshot = lifecycle.snapshot ?? LifecycleSnapshot()
         switch property {
-        case .sessionActive: lifecycle.snapshot.sessionActive = flag
-        case .sessionLocked: lifecycle.snapshot.sessionLocked = flag
-        case .sessionIdle: lifecycle.snapshot.sessionIdle = flag
-        case .systemSleeping: lifecycle.snapshot.systemSleeping = flag
-        case .systemShuttingDown: lifecycle.snapshot.systemShuttingDown = flag
+        case .sessionActive: snapshot.sessionActive = flag
+        case .sessionLocked: snapshot.sessionLocked = flag
+        case .sessionIdle: snapshot.sessionIdle = flag
+        case .systemSleeping: snapshot.systemSleeping = flag
+        case .systemShuttingDown: snapshot.systemShuttingDown = flag
         case .lifecycleState: break
         }
+        lifecycle.snapshot = snapshot
     }
 
     // MARK: io.beacon.Lifecycle
@@ -166,8 +163,7 @@ extension BeaconBus {
             "participants": .int(Int64(lifecycle.participants.count)),
             "sleepInhibitor": .bool(lifecycle.bridge?.status.sleepInhibitorHeld ?? false),
         ]
-        if lifecycle.hasSnapshot {
-            let snapshot = lifecycle.snapshot
+        if let snapshot = lifecycle.snapshot {
             reply["state"] = .string(snapshot.state)
             reply["sessionActive"] = .bool(snapshot.sessionActive)
             reply["sessionLocked"] = .bool(snapshot.sessionLocked)

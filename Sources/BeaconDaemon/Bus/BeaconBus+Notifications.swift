@@ -38,12 +38,7 @@ extension BeaconBus {
             throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
         }
         let posted = post(name: key, begun: start, in: &bytes, encodedOrigin: client.origin.encodedJSON)
-        client.connection.sendEncoded { buffer in
-            JSONWriter.appendASCII("{\"parameters\":{\"sequence\":", to: &buffer)
-            JSONWriter.appendInt(posted, to: &buffer)
-            JSONWriter.appendASCII("}}", to: &buffer)
-            buffer.append(0)
-        }
+        client.connection.reply("sequence", integer: posted)
     }
 
     /// Posts a notification to the observers connected now; returns its sequence number.

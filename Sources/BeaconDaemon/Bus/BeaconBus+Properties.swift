@@ -111,12 +111,7 @@ extension BeaconBus {
             origin: client.origin,
             connection: client.connection
         )
-        client.connection.sendEncoded { buffer in
-            JSONWriter.appendASCII("{\"parameters\":{\"version\":", to: &buffer)
-            JSONWriter.appendInt(newVersion, to: &buffer)
-            JSONWriter.appendASCII("}}", to: &buffer)
-            buffer.append(0)
-        }
+        client.connection.reply("version", integer: newVersion)
     }
 
     /// Stores a value, queues its store writes and its change event; returns the change's version.
@@ -196,12 +191,7 @@ extension BeaconBus {
             throw BusError.versionMismatch(name, expected: ifVersion, actual: entry.version)
         }
         let deletion = delete(key: name, entry: entry, origin: client.origin, connection: client.connection)
-        client.connection.sendEncoded { buffer in
-            JSONWriter.appendASCII("{\"parameters\":{\"version\":", to: &buffer)
-            JSONWriter.appendInt(deletion, to: &buffer)
-            JSONWriter.appendASCII("}}", to: &buffer)
-            buffer.append(0)
-        }
+        client.connection.reply("version", integer: deletion)
     }
 
     /// Deletes a property, leaving a tombstone for `since` replays; returns the deletion's version.

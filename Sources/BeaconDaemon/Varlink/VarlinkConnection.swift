@@ -80,6 +80,19 @@ public final class VarlinkConnection {
         core.queueForFlush(self)
     }
 
+    /// Queues the reply `{"parameters":{"NAME":VALUE}}` for a method whose only output is one integer. `name` is
+    /// written as is: a plain ASCII parameter name.
+    public func reply(_ name: StaticString, integer value: Int64) {
+        sendEncoded { buffer in
+            JSONWriter.appendASCII("{\"parameters\":{\"", to: &buffer)
+            JSONWriter.appendASCII(name, to: &buffer)
+            JSONWriter.appendASCII("\":", to: &buffer)
+            JSONWriter.appendInt(value, to: &buffer)
+            JSONWriter.appendASCII("}}", to: &buffer)
+            buffer.append(0)
+        }
+    }
+
     /// Queues a buffer shared with other connections (a fan-out message encoded once).
     public func send(shared buffer: ByteBuffer) {
         guard !isClosed else { return }

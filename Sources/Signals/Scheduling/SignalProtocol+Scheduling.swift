@@ -47,12 +47,7 @@ extension SignalProtocol {
                         if let value { target.value(.next(value.value)) }
                     }
                 case .completed:
-                    let (pending, finish) = state.withLock { state -> (Element?, Bool) in
-                        guard !state.done else { return (nil, false) }
-                        state.done = true
-                        defer { state.pending = nil }
-                        return (state.pending, true)
-                    }
+                    let (pending, finish) = state.finish()
                     timer.dispose()
                     if let pending { observer(.next(pending)) }
                     if finish { observer(.completed) }
@@ -108,12 +103,7 @@ extension SignalProtocol {
                     case .none: break
                     }
                 case .completed:
-                    let (pending, finish) = state.withLock { state -> (Element?, Bool) in
-                        guard !state.done else { return (nil, false) }
-                        state.done = true
-                        defer { state.pending = nil }
-                        return (state.pending, true)
-                    }
+                    let (pending, finish) = state.finish()
                     timer.dispose()
                     if let pending { observer(.next(pending)) }
                     if finish { observer(.completed) }
@@ -124,13 +114,33 @@ extension SignalProtocol {
     }
 }
 
-struct DebounceState<Element> {
+/// The state of an operator that holds back at most one value until its timer fires.
+protocol HeldValueState {
+    associatedtype Element
+    var pending: Element? { get set }
+    var done: Bool { get set }
+}
+
+extension Locked where State: HeldValueState {
+    /// Marks the operator done on completion: returns the value still held back, and whether the completion is
+    /// still to be sent (`false` when the operator was already done).
+    func finish() -> (State.Element?, Bool) {
+        withLock { state in
+            guard !state.done else { return (nil, false) }
+            state.done = true
+            defer { state.pending = nil }
+            return (state.pending, true)
+        }
+    }
+}
+
+struct DebounceState<Element>: HeldValueState {
     var pending: Element?
     var generation: UInt64 = 0
     var done = false
 }
 
-struct ThrottleState<Element> {
+struct ThrottleState<Element>: HeldValueState {
     var lastSent: Duration?
     var pending: Element?
     var timerScheduled = false

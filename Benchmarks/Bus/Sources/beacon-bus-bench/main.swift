@@ -490,7 +490,9 @@ func benchConnections(_ path: String, _ k: Int, _ daemon: Int32) {
 
 let arguments = CommandLine.arguments
 func usage() -> Never {
-    fail("usage: beacon-bus-bench SOCKET get N | notify NSUB N WINDOW | setwatch N [WINDOW [ephemeral]] | conns K DAEMON_PID")
+    fail(
+        "usage: beacon-bus-bench SOCKET get N | notify NSUB N WINDOW | setwatch N [WINDOW [ephemeral]]"
+            + " | conns K DAEMON_PID")
 }
 func argument(_ index: Int) -> Int {
     guard index < arguments.count, let value = Int(arguments[index]), value > 0 else { usage() }

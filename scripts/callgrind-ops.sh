@@ -1,0 +1,54 @@
+#!/bin/bash
+# Instructions the daemon executes per operation, counted by valgrind's callgrind (stable on a noisy machine,
+# unlike wall-clock rates). Each workload of the bus benchmark runs at two lengths against a fresh daemon; the
+# difference of the daemon's instruction totals divided by the extra operations removes start-up and shutdown.
+#
+# usage: scripts/callgrind-ops.sh [BEACOND]   (default: the release build; needs valgrind and gcc)
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [ $# -ge 1 ]; then
+	BEACOND=$1
+else
+	(cd "$ROOT" && swift build -c release --product beacond >/dev/null)
+	BEACOND=$(cd "$ROOT" && swift build -c release --show-bin-path)/beacond
+fi
+(cd "$ROOT/Benchmarks/Bus" && swift build -c release --product beacon-bus-bench >/dev/null)
+BENCH=$(cd "$ROOT/Benchmarks/Bus" && swift build -c release --show-bin-path)/beacon-bus-bench
+WORK=$(mktemp -d /tmp/beacon-callgrind.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+gcc -O2 -shared -fPIC -o "$WORK/sigsuspend.so" "$ROOT/scripts/valgrind-sigsuspend.c" -ldl
+# valgrind 3.19 cannot read the debug information of Swift binaries.
+strip --strip-debug -o "$WORK/beacond" "$BEACOND"
+
+# total ARGS...: the daemon's instruction total during one benchmark run.
+total() {
+	local dir
+	dir=$(mktemp -d "$WORK/run.XXXXXX")
+	mkdir -m 700 "$dir/run" "$dir/state" "$dir/config"
+	local socket=$dir/run/beacon.sock
+	env XDG_RUNTIME_DIR="$dir/run" XDG_STATE_HOME="$dir/state" XDG_CONFIG_HOME="$dir/config" \
+		BEACON_ADDRESS="unix:$socket" BEACON_LIMITS_MAX_QUEUED_BYTES=268435456 BEACON_LOG_LEVEL=warning \
+		DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/no-bus" LD_PRELOAD="$WORK/sigsuspend.so" \
+		valgrind --tool=callgrind --callgrind-out-file="$dir/out" "$WORK/beacond" >"$dir/log" 2>&1 &
+	local daemon=$!
+	for _ in $(seq 900); do [ -S "$socket" ] && break; sleep 0.1; done
+	"$BENCH" "$socket" "$@" >/dev/null || { cat "$dir/log" >&2; return 1; }
+	kill -TERM "$daemon"
+	wait "$daemon" || true
+	awk '/^totals:/ {print $2}' "$dir/out"
+}
+
+# per NAME SHORT LONG DELIVERIES ARGS...: ARGS with N replaced by each length.
+per() {
+	local name=$1 short=$2 long=$3 deliveries=$4
+	shift 4
+	local a b
+	a=$(total $(echo "$@" | sed "s/N/$short/"))
+	b=$(total $(echo "$@" | sed "s/N/$long/"))
+	echo "$name: $(((b - a) / ((long - short) * deliveries))) instructions per operation ($a at $short, $b at $long)"
+}
+
+per "Get round trip" 10000 30000 1 get N
+per "notification 1->1, per delivery" 20000 60000 1 notify 1 N 1000
+per "notification 1->10, per delivery" 10000 30000 10 notify 10 N 1000
+per "Set pipelined 1000, one watcher" 10000 30000 1 setwatch N 1000
