@@ -199,7 +199,10 @@ struct LifecycleTests {
         let logind = fixture.logind
         try fixture.waitForBridge()
         try logind.waitForOpenInhibitors(1)
-        #expect(try fixture.state()["sleepInhibitor"] == true)
+        // The mock counts the inhibitor before its reply reaches the bridge.
+        try waitUntil("the daemon reports the inhibitor", within: .seconds(10)) {
+            try fixture.state()["sleepInhibitor"] == true
+        }
 
         let one = try fixture.daemon.connect()
         let two = try fixture.daemon.connect()

@@ -21,7 +21,8 @@ struct LogindBridgeTests {
         var expected = LogindEvent.initial(session: "c1", LifecycleSnapshot(sessionActive: true))
         #expect(await recorder.next(expected.count) == expected)
         try logind.waitForOpenInhibitors(1)
-        #expect(bridge.status.sleepInhibitorHeld)
+        // The mock counts the inhibitor before its reply reaches the bridge's thread.
+        try waitUntil("the bridge holds the inhibitor", within: .seconds(10)) { bridge.status.sleepInhibitorHeld }
         #expect(bridge.status.inhibitDelayMax == .seconds(5))
 
         let steps: [(String, () throws -> Void, [LogindEvent])] = [
@@ -76,11 +77,13 @@ struct LogindBridgeTests {
         try logind.setSessionFlag("c1", "IdleHint", true)
         #expect(await recorder.next(1) == [.flag(.sessionIdle, true)])
         expected += [.flag(.sessionIdle, true)]
+        try waitUntil("one participant is pending", within: .seconds(10)) {
+            bridge.status.sleepParticipantsPending == 1
+        }
         #expect(try logind.openInhibitors() == 1, "one of two participants answered")
-        #expect(bridge.status.sleepParticipantsPending == 1)
         bridge.sleepParticipantDidAnswer()
         try logind.waitForOpenInhibitors(0)
-        #expect(!bridge.status.sleepInhibitorHeld)
+        try waitUntil("the bridge let go of the inhibitor", within: .seconds(10)) { !bridge.status.sleepInhibitorHeld }
 
         try logind.emitManagerSignal("PrepareForSleep", false)
         wanted = [.flag(.systemSleeping, false), .state(true), .note(.didWake), .note(.didBecomeActive)]
