@@ -12,17 +12,19 @@ import NIOCore
 final class VarlinkChannelHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
+    // Used on the channel's event loop only, and no access to these spans a call that could reach them again: they
+    // skip the runtime exclusivity checks, which are made several times for every message.
     private let core: VarlinkServerCore
-    private var connection: VarlinkConnection?
+    @exclusivity(unchecked) private var connection: VarlinkConnection?
     /// Received bytes not yet consumed as complete messages.
-    private var pending: ByteBuffer?
+    @exclusivity(unchecked) private var pending: ByteBuffer?
     /// How many bytes of `pending` are known to hold no NUL.
-    private var scanned = 0
-    private var refused = false
+    @exclusivity(unchecked) private var scanned = 0
+    @exclusivity(unchecked) private var refused = false
     /// A malformed message closed the connection: nothing after it is read.
-    private var failed = false
+    @exclusivity(unchecked) private var failed = false
     /// Between a `channelRead` and the `channelReadComplete` that ends its read burst.
-    private var inReadBurst = false
+    @exclusivity(unchecked) private var inReadBurst = false
 
     init(core: VarlinkServerCore) {
         self.core = core

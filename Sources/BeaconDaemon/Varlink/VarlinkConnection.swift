@@ -14,18 +14,21 @@ public final class VarlinkConnection {
     /// Per-connection state of the service.
     public var serviceState: AnyObject?
 
+    // Used on the event loop only, and no access to these spans a call that could reach them again (``sendEncoded(_:)``
+    // hands its closure a local array, not `output`): they skip the runtime exclusivity checks, which are read on
+    // every call.
     /// The streamed call running on the connection, set by ``beginStream()``.
-    public private(set) var isStreaming = false
-    public private(set) var isClosed = false
+    @exclusivity(unchecked) public private(set) var isStreaming = false
+    @exclusivity(unchecked) public private(set) var isClosed = false
 
     let channel: any Channel
     unowned let core: VarlinkServerCore
-    private var output: [UInt8] = []
-    private var shared: [ByteBuffer] = []
-    var isQueuedForFlush = false
-    private var closeAfterFlush = false
+    @exclusivity(unchecked) private var output: [UInt8] = []
+    @exclusivity(unchecked) private var shared: [ByteBuffer] = []
+    @exclusivity(unchecked) var isQueuedForFlush = false
+    @exclusivity(unchecked) private var closeAfterFlush = false
     /// Replies of a oneway call are dropped.
-    var discardsReplies = false
+    @exclusivity(unchecked) var discardsReplies = false
 
     init(id: Int, credentials: PeerCredentials, channel: any Channel, core: VarlinkServerCore, connectedUsec: Int64) {
         self.id = id
@@ -76,7 +79,10 @@ public final class VarlinkConnection {
     /// While a oneway call is being handled, nothing is sent: the caller asked for no reply.
     public func sendEncoded(_ body: (inout [UInt8]) -> Void) {
         guard !isClosed, !discardsReplies else { return }
-        body(&output)
+        var buffer: [UInt8] = []
+        swap(&buffer, &output)
+        body(&buffer)
+        swap(&buffer, &output)
         core.queueForFlush(self)
     }
 
@@ -131,8 +137,7 @@ public final class VarlinkConnection {
 
     private func writeOutput(flushing: Bool = false) {
         guard !output.isEmpty else { return }
-        var buffer = channel.allocator.buffer(capacity: output.count)
-        buffer.writeBytes(output)
+        let buffer = core.outputBuffer(copying: output)
         if flushing {
             channel.writeAndFlush(buffer, promise: nil)
         } else {

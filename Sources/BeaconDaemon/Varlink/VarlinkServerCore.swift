@@ -50,8 +50,11 @@ public final class VarlinkServerCore {
     /// Where clients connect, `unix:PATH`.
     public let address: String
     let logger: Logger
-    public private(set) var limits: VarlinkServerLimits
-    private(set) var jsonLimits: JSONLimits
+    // The state below is used on the event loop only, and no access to it spans a call that could reach it again;
+    // the properties read for every call skip the runtime exclusivity checks (`@exclusivity(unchecked)`), which
+    // otherwise cost more instructions than the rest of a Get's dispatch.
+    @exclusivity(unchecked) public private(set) var limits: VarlinkServerLimits
+    @exclusivity(unchecked) private(set) var jsonLimits: JSONLimits
     private let ownUID = getuid()
 
     /// Interface name to the names of its methods.
@@ -64,14 +67,17 @@ public final class VarlinkServerCore {
     public private(set) var connections: [Int: VarlinkConnection] = [:]
     private var connectionsPerUID: [UInt32: Int] = [:]
     private var nextConnectionID = 1
-    private var flushQueue: [VarlinkConnection] = []
-    private var flushScheduled = false
-    private var inWillFlush = false
-    private var flushAgain = false
+    @exclusivity(unchecked) private var flushQueue: [VarlinkConnection] = []
+    @exclusivity(unchecked) private var flushScheduled = false
+    @exclusivity(unchecked) private var inWillFlush = false
+    @exclusivity(unchecked) private var flushAgain = false
     /// Channels in a read burst (from its first `channelRead` to its `channelReadComplete`).
-    private var channelsReading = 0
+    @exclusivity(unchecked) private var channelsReading = 0
     /// A flush was asked for during a read burst: it runs when the burst ends instead of as a task.
-    private var flushDeferred = false
+    @exclusivity(unchecked) private var flushDeferred = false
+    /// See ``outputBuffer(copying:)``.
+    @exclusivity(unchecked) private var scratch = ByteBufferAllocator().buffer(capacity: 4096)
+    private static let scratchCapacityLimit = 1 << 16
 
     init(
         eventLoop: any EventLoop,
@@ -227,6 +233,19 @@ public final class VarlinkServerCore {
     }
 
     // MARK: Output
+
+    /// `bytes` in a buffer for the channel. The storage is the server's one scratch buffer whenever no channel still
+    /// holds it: a write that went out at once has dropped its reference by the time the next one is prepared,
+    /// and otherwise the copy-on-write of `clear()` gives this write storage of its own.
+    func outputBuffer(copying bytes: [UInt8]) -> ByteBuffer {
+        if scratch.capacity > Self.scratchCapacityLimit {
+            scratch = ByteBufferAllocator().buffer(capacity: bytes.count)
+        } else {
+            scratch.clear()
+        }
+        scratch.writeBytes(bytes)
+        return scratch
+    }
 
     func queueForFlush(_ connection: VarlinkConnection) {
         if !connection.isQueuedForFlush {
