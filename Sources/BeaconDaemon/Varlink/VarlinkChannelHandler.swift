@@ -35,7 +35,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
         PeerCredentials.of(channel).assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let credentials):
-                if let connection = core.open(channel: channel, credentials: credentials) {
+                if let connection = core.open(context: context, credentials: credentials) {
                     self.connection = connection
                     processPending()
                 } else {

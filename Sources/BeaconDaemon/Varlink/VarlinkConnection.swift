@@ -22,6 +22,9 @@ public final class VarlinkConnection {
     @exclusivity(unchecked) public private(set) var isClosed = false
 
     let channel: any Channel
+    /// The context of the connection's ``VarlinkChannelHandler``: output written there goes straight to the socket
+    /// channel's head, without entering the pipeline from its tail.
+    private let context: ChannelHandlerContext
     unowned let core: VarlinkServerCore
     @exclusivity(unchecked) private var output: [UInt8] = []
     @exclusivity(unchecked) private var shared: [ByteBuffer] = []
@@ -30,10 +33,14 @@ public final class VarlinkConnection {
     /// Replies of a oneway call are dropped.
     @exclusivity(unchecked) var discardsReplies = false
 
-    init(id: Int, credentials: PeerCredentials, channel: any Channel, core: VarlinkServerCore, connectedUsec: Int64) {
+    init(
+        id: Int, credentials: PeerCredentials, context: ChannelHandlerContext, core: VarlinkServerCore,
+        connectedUsec: Int64
+    ) {
         self.id = id
         self.credentials = credentials
-        self.channel = channel
+        self.channel = context.channel
+        self.context = context
         self.core = core
         self.connectedUsec = connectedUsec
     }
@@ -139,9 +146,9 @@ public final class VarlinkConnection {
         guard !output.isEmpty else { return }
         let buffer = core.outputBuffer(copying: output)
         if flushing {
-            channel.writeAndFlush(buffer, promise: nil)
+            context.writeAndFlush(NIOAny(buffer), promise: nil)
         } else {
-            channel.write(buffer, promise: nil)
+            context.write(NIOAny(buffer), promise: nil)
         }
         // Idle connections keep no large buffers: many thousands of subscribers may be connected.
         if output.capacity > 1024 {
@@ -162,10 +169,10 @@ public final class VarlinkConnection {
         }
         writeOutput()
         for buffer in shared {
-            channel.write(buffer, promise: nil)
+            context.write(NIOAny(buffer), promise: nil)
         }
         shared.removeAll()
-        channel.flush()
+        context.flush()
         if closeAfterFlush {
             markClosed()
             channel.close(promise: nil)

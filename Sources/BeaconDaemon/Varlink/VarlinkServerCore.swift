@@ -121,7 +121,7 @@ public final class VarlinkServerCore {
     // MARK: Connections
 
     /// Admits a connection, or returns `nil` (and logs why) when its uid is not served or over its limit.
-    func open(channel: any Channel, credentials: PeerCredentials) -> VarlinkConnection? {
+    func open(context: ChannelHandlerContext, credentials: PeerCredentials) -> VarlinkConnection? {
         guard credentials.uid == ownUID || limits.allowedUIDs.contains(credentials.uid) else {
             logger.notice(
                 "refusing connection of a uid that is not served",
@@ -144,12 +144,12 @@ public final class VarlinkServerCore {
         let connection = VarlinkConnection(
             id: id,
             credentials: credentials,
-            channel: channel,
+            context: context,
             core: self,
             connectedUsec: now
         )
         connections[id] = connection
-        try? channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.waterMark)
+        try? context.channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.waterMark)
         service.connectionOpened(connection)
         return connection
     }
