@@ -152,16 +152,9 @@ extension BeaconBus {
                 entry.markedEphemeral = false
                 record(.unmarkEphemeral(key: name), by: connection)
             }
-            record(
-                .upsertProperty(
-                    StoredProperty(
-                        key: name,
-                        value: value,
-                        version: newVersion,
-                        modifiedUsec: now,
-                        origin: origin
-                    )
-                ),
+            entry.upsertPosition = recordUpsert(
+                StoredProperty(key: name, value: value, version: newVersion, modifiedUsec: now, origin: origin),
+                replacing: existing?.upsertPosition ?? -1,
                 by: connection
             )
         }

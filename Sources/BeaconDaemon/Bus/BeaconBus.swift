@@ -24,6 +24,9 @@ public final class BeaconBus: VarlinkService {
         var ephemeralOwner: Int?
         /// Whether the store knows the key as ephemeral.
         var markedEphemeral: Bool
+        /// The position, counted over every operation queued since the start, of the pending upsert that writes
+        /// this entry's row; it is pending while not below ``BeaconBus/committedOperations``.
+        var upsertPosition = -1
     }
 
     struct Tombstone {
@@ -64,6 +67,8 @@ public final class BeaconBus: VarlinkService {
 
     // The current tick.
     var pendingOperations: [StoreOperation] = []
+    /// How many queued operations were committed and removed from the front of ``pendingOperations``.
+    var committedOperations = 0
     var pendingWriters: [VarlinkConnection] = []
     var tickChanges: [ChangeEvent] = []
     var tickNotifications: [NotificationEvent] = []
@@ -140,6 +145,7 @@ public final class BeaconBus: VarlinkService {
         }
         raiseCeiling()
         try store.commit(pendingOperations)
+        committedOperations += pendingOperations.count
         pendingOperations.removeAll()
         logger.info(
             "store opened",
@@ -281,6 +287,7 @@ public final class BeaconBus: VarlinkService {
         }
         do {
             try store.commit(pendingOperations)
+            committedOperations += pendingOperations.count
             pendingOperations.removeAll(keepingCapacity: true)
             pendingWriters.removeAll(keepingCapacity: true)
         } catch {
@@ -300,6 +307,24 @@ public final class BeaconBus: VarlinkService {
         if let connection, pendingWriters.last !== connection {
             pendingWriters.append(connection)
         }
+    }
+
+    /// Queues the upsert of `property`'s row on behalf of `connection`; returns its position (see
+    /// ``Entry/upsertPosition``).
+    ///
+    /// When the row's upsert at `earlier` is still pending, the new row takes its place instead: both are in the
+    /// same transaction, and no other write to that row came between them (a deletion replaces or removes the
+    /// entry, and with it the position).
+    func recordUpsert(_ property: StoredProperty, replacing earlier: Int, by connection: VarlinkConnection?) -> Int {
+        if earlier >= committedOperations {
+            pendingOperations[earlier - committedOperations] = .upsertProperty(property)
+            if let connection, pendingWriters.last !== connection {
+                pendingWriters.append(connection)
+            }
+            return earlier
+        }
+        record(.upsertProperty(property), by: connection)
+        return committedOperations + pendingOperations.count - 1
     }
 
     private func publish() {
