@@ -38,7 +38,10 @@ final class ChangeEvent {
     }
 
     func encode(into buffer: inout [UInt8], includingOld: Bool) {
-        buffer.reserveCapacity(buffer.count + key.rawValue.utf8.count + (value?.count ?? 0) + 96)
+        buffer.reserveCapacity(
+            buffer.count + key.rawValue.utf8.count + (value?.count ?? 0) + (includingOld ? old?.count ?? 0 : 0)
+                + origin.encodedJSON.count + 80
+        )
         JSONWriter.appendASCII("{\"key\":", to: &buffer)
         JSONWriter.appendString(key.rawValue, to: &buffer)
         if let value {
