@@ -49,13 +49,17 @@ public final class BeaconBus: VarlinkService {
     var address: String { core?.address ?? "" }
     weak var core: VarlinkServerCore?
 
-    var properties: [String: Entry] = [:]
-    var tombstones: [String: Tombstone] = [:]
+    // The properties marked `@exclusivity(unchecked)` are written on every Set. Like the whole bus they are used
+    // on the event loop only, and no access to them spans a call that could reach them again (each is read or
+    // written in place, or passed to code that does not call back into the bus), so the runtime's exclusivity
+    // checks would never find a conflict.
+    @exclusivity(unchecked) var properties: [String: Entry] = [:]
+    @exclusivity(unchecked) var tombstones: [String: Tombstone] = [:]
     /// Versions up to this one may have been seen by clients without surviving; replays from before it resync.
     var historyFloor: Int64 = 0
-    var version: Int64 = 0
+    @exclusivity(unchecked) var version: Int64 = 0
     /// No version above this one is handed out before the store knows the new ceiling.
-    var versionCeiling: Int64 = 0
+    @exclusivity(unchecked) var versionCeiling: Int64 = 0
     var sequence: Int64 = 0
     /// The lifecycle bridge's state and the sleep participants.
     var lifecycle = LifecycleBusState()
@@ -66,11 +70,11 @@ public final class BeaconBus: VarlinkService {
     var subscriptionCount = 0
 
     // The current tick.
-    var pendingOperations: [StoreOperation] = []
+    @exclusivity(unchecked) var pendingOperations: [StoreOperation] = []
     /// How many queued operations were committed and removed from the front of ``pendingOperations``.
-    var committedOperations = 0
-    var pendingWriters: [VarlinkConnection] = []
-    var tickChanges: [ChangeEvent] = []
+    @exclusivity(unchecked) var committedOperations = 0
+    @exclusivity(unchecked) var pendingWriters: [VarlinkConnection] = []
+    @exclusivity(unchecked) var tickChanges: [ChangeEvent] = []
     var tickNotifications: [NotificationEvent] = []
     /// The JSON of ``tickNotifications``, one after the other.
     var tickNotificationBytes: [UInt8] = []
@@ -80,7 +84,7 @@ public final class BeaconBus: VarlinkService {
     private var publishingNotificationBytes: [UInt8] = []
     private var tickNumber = 0
     /// ``requestFlush()`` asked the core for a flush that has not begun yet.
-    private var flushRequested = false
+    @exclusivity(unchecked) private var flushRequested = false
 
     /// Opens the bus on the contents of `store`. Runs on the event loop.
     init(
