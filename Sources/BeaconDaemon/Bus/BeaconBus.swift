@@ -422,10 +422,12 @@ public final class BeaconBus: VarlinkService {
     private func encodeSelection(_ subscription: Subscription, overflow: Int, into buffer: inout [UInt8]) {
         switch subscription.kind {
         case .watch(let old):
-            let events = subscription.selection.lazy.map { self.publishingChanges[Int($0)] }
+            let selection = subscription.selection
             StreamReply.changes(
-                events.map { $0.fragment(includingOld: old) },
-                version: events.last?.version ?? version,
+                selection,
+                of: publishingChanges,
+                includingOld: old,
+                version: selection.last.map { publishingChanges[Int($0)].version } ?? version,
                 overflow: overflow,
                 into: &buffer
             )
