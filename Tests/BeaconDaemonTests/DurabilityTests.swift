@@ -48,6 +48,50 @@ struct DurabilityTests {
         #expect(changes.first?["deleted"] == true)
     }
 
+    @Test("Sets written back to back, several of one key, survive SIGKILL after their replies with the last values")
+    func pipelinedSetsSurviveKill() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        try client.set("switch.me", 0)
+        var bytes: [UInt8] = []
+        func append(_ key: String, _ value: Int64, ephemeral: Bool = false) {
+            var parameters: [String: JSONValue] = ["key": .string(key), "value": .int(value)]
+            if ephemeral { parameters["ephemeral"] = true }
+            VarlinkCall(method: "io.beacon.Properties.Set", parameters: parameters).encode(into: &bytes)
+        }
+        // One write, read in one tick: the rows of a key are written several times in one transaction.
+        for index in 0..<30 {
+            append("pipelined.\(index % 3)", Int64(index))
+        }
+        append("switch.me", 1)
+        append("switch.me", 2, ephemeral: true)
+        append("switch.me", 3)
+        append("switch.me", 4)
+        append("to.ephemeral", 1)
+        append("to.ephemeral", 2, ephemeral: true)
+        #expect(client.sendRaw(bytes))
+        var versions: [Int64] = []
+        for _ in 0..<36 {
+            let reply = try client.receive()
+            versions.append(try #require(reply["version"]?.intValue))
+        }
+        daemon.kill()
+
+        try daemon.start()
+        let again = try daemon.connect()
+        for index in 27..<30 {
+            let property = try again.parameters("io.beacon.Properties.Get", ["key": .string("pipelined.\(index % 3)")])
+            #expect(property["property"]?["value"]?.intValue == Int64(index))
+            #expect(property["property"]?["version"]?.intValue == versions[index])
+        }
+        let switched = try again.parameters("io.beacon.Properties.Get", ["key": "switch.me"])
+        #expect(switched["property"]?["value"] == 4)
+        #expect(switched["property"]?["version"]?.intValue == versions[33])
+        #expect(switched["property"]?["ephemeral"] == false)
+        let ephemeral = try again.call("io.beacon.Properties.Get", ["key": "to.ephemeral"])
+        #expect(ephemeral.error == "io.beacon.Properties.KeyNotFound")
+    }
+
     @Test("the store is SQLite in WAL mode at the state path, private to the user")
     func storeLocation() throws {
         let daemon = try TestDaemon()

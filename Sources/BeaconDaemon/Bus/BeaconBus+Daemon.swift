@@ -76,11 +76,14 @@ extension BeaconBus {
         if let value {
             var encoded: [UInt8] = []
             value.encode(into: &encoded)
-            if let existing = properties[name], existing.value == encoded { return }
+            let index = properties.index(forKey: name)
+            let existing = index.map { properties.values[$0] }
+            if let existing, existing.value == encoded { return }
             _ = store(
                 key: key,
                 value: encoded,
-                existing: properties[name],
+                existing: existing,
+                at: index,
                 ephemeralOwner: nil,
                 origin: .daemon,
                 connection: nil

@@ -96,7 +96,8 @@ extension BeaconBus {
         guard encoded.count <= limits.maxValueSize else {
             throw BusError.valueTooLarge(name, size: encoded.count, limit: limits.maxValueSize)
         }
-        let existing = properties[name]
+        let index = properties.index(forKey: name)
+        let existing = index.map { properties.values[$0] }
         if let ifVersion {
             let actual = existing?.version ?? 0
             guard actual == ifVersion else {
@@ -107,6 +108,7 @@ extension BeaconBus {
             key: key,
             value: encoded,
             existing: existing,
+            at: index,
             ephemeralOwner: ephemeral ? client : nil,
             origin: client.origin,
             connection: client.connection
@@ -114,11 +116,13 @@ extension BeaconBus {
         client.connection.reply("version", integer: newVersion)
     }
 
-    /// Stores a value, queues its store writes and its change event; returns the change's version.
+    /// Stores a value, queues its store writes and its change event; returns the change's version. `existing` is
+    /// the key's entry, at `index` in ``properties``.
     func store(
         key: PropertyKey,
         value: [UInt8],
         existing: Entry?,
+        at index: [String: Entry].Index?,
         ephemeralOwner: BusClient?,
         origin: Origin,
         connection: VarlinkConnection?
@@ -138,8 +142,11 @@ extension BeaconBus {
             clients[owner]?.ephemeralKeys.remove(name)
         }
         if let ephemeralOwner {
-            entry.ephemeralOwner = ephemeralOwner.connection.id
-            ephemeralOwner.ephemeralKeys.insert(name)
+            let owner = ephemeralOwner.connection.id
+            entry.ephemeralOwner = owner
+            if existing?.ephemeralOwner != owner {
+                ephemeralOwner.ephemeralKeys.insert(name)
+            }
             if existing != nil && existing?.ephemeralOwner == nil {
                 record(.deleteProperty(key: name), by: connection)
             }
@@ -152,23 +159,21 @@ extension BeaconBus {
                 entry.markedEphemeral = false
                 record(.unmarkEphemeral(key: name), by: connection)
             }
-            record(
-                .upsertProperty(
-                    StoredProperty(
-                        key: name,
-                        value: value,
-                        version: newVersion,
-                        modifiedUsec: now,
-                        origin: origin
-                    )
-                ),
+            entry.upsertPosition = recordUpsert(
+                StoredProperty(key: name, value: value, version: newVersion, modifiedUsec: now, origin: origin),
+                replacing: existing?.upsertPosition ?? -1,
                 by: connection
             )
         }
-        if tombstones.removeValue(forKey: name) != nil {
+        // A key has a tombstone only while it has no entry.
+        if existing == nil, tombstones.removeValue(forKey: name) != nil {
             record(.deleteTombstone(key: name), by: connection)
         }
-        properties[name] = entry
+        if let index {
+            properties.values[index] = entry
+        } else {
+            properties[name] = entry
+        }
         tickChanges.append(
             ChangeEvent(key: key, value: value, old: existing?.value, version: newVersion, origin: origin)
         )

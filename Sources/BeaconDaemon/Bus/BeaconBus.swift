@@ -24,6 +24,9 @@ public final class BeaconBus: VarlinkService {
         var ephemeralOwner: Int?
         /// Whether the store knows the key as ephemeral.
         var markedEphemeral: Bool
+        /// The position, counted over every operation queued since the start, of the pending upsert that writes
+        /// this entry's row; it is pending while not below ``BeaconBus/committedOperations``.
+        var upsertPosition = -1
     }
 
     struct Tombstone {
@@ -46,13 +49,17 @@ public final class BeaconBus: VarlinkService {
     var address: String { core?.address ?? "" }
     weak var core: VarlinkServerCore?
 
-    var properties: [String: Entry] = [:]
-    var tombstones: [String: Tombstone] = [:]
+    // The properties marked `@exclusivity(unchecked)` are written on every Set. Like the whole bus they are used
+    // on the event loop only, and no access to them spans a call that could reach them again (each is read or
+    // written in place, or passed to code that does not call back into the bus), so the runtime's exclusivity
+    // checks would never find a conflict.
+    @exclusivity(unchecked) var properties: [String: Entry] = [:]
+    @exclusivity(unchecked) var tombstones: [String: Tombstone] = [:]
     /// Versions up to this one may have been seen by clients without surviving; replays from before it resync.
     var historyFloor: Int64 = 0
-    var version: Int64 = 0
+    @exclusivity(unchecked) var version: Int64 = 0
     /// No version above this one is handed out before the store knows the new ceiling.
-    var versionCeiling: Int64 = 0
+    @exclusivity(unchecked) var versionCeiling: Int64 = 0
     var sequence: Int64 = 0
     /// The lifecycle bridge's state and the sleep participants.
     var lifecycle = LifecycleBusState()
@@ -63,9 +70,11 @@ public final class BeaconBus: VarlinkService {
     var subscriptionCount = 0
 
     // The current tick.
-    var pendingOperations: [StoreOperation] = []
-    var pendingWriters: [VarlinkConnection] = []
-    var tickChanges: [ChangeEvent] = []
+    @exclusivity(unchecked) var pendingOperations: [StoreOperation] = []
+    /// How many queued operations were committed and removed from the front of ``pendingOperations``.
+    @exclusivity(unchecked) var committedOperations = 0
+    @exclusivity(unchecked) var pendingWriters: [VarlinkConnection] = []
+    @exclusivity(unchecked) var tickChanges: [ChangeEvent] = []
     var tickNotifications: [NotificationEvent] = []
     /// The JSON of ``tickNotifications``, one after the other.
     var tickNotificationBytes: [UInt8] = []
@@ -75,7 +84,7 @@ public final class BeaconBus: VarlinkService {
     private var publishingNotificationBytes: [UInt8] = []
     private var tickNumber = 0
     /// ``requestFlush()`` asked the core for a flush that has not begun yet.
-    private var flushRequested = false
+    @exclusivity(unchecked) private var flushRequested = false
 
     /// Opens the bus on the contents of `store`. Runs on the event loop.
     init(
@@ -140,6 +149,7 @@ public final class BeaconBus: VarlinkService {
         }
         raiseCeiling()
         try store.commit(pendingOperations)
+        committedOperations += pendingOperations.count
         pendingOperations.removeAll()
         logger.info(
             "store opened",
@@ -281,6 +291,7 @@ public final class BeaconBus: VarlinkService {
         }
         do {
             try store.commit(pendingOperations)
+            committedOperations += pendingOperations.count
             pendingOperations.removeAll(keepingCapacity: true)
             pendingWriters.removeAll(keepingCapacity: true)
         } catch {
@@ -300,6 +311,24 @@ public final class BeaconBus: VarlinkService {
         if let connection, pendingWriters.last !== connection {
             pendingWriters.append(connection)
         }
+    }
+
+    /// Queues the upsert of `property`'s row on behalf of `connection`; returns its position (see
+    /// ``Entry/upsertPosition``).
+    ///
+    /// When the row's upsert at `earlier` is still pending, the new row takes its place instead: both are in the
+    /// same transaction, and no other write to that row came between them (a deletion replaces or removes the
+    /// entry, and with it the position).
+    func recordUpsert(_ property: StoredProperty, replacing earlier: Int, by connection: VarlinkConnection?) -> Int {
+        if earlier >= committedOperations {
+            pendingOperations[earlier - committedOperations] = .upsertProperty(property)
+            if let connection, pendingWriters.last !== connection {
+                pendingWriters.append(connection)
+            }
+            return earlier
+        }
+        record(.upsertProperty(property), by: connection)
+        return committedOperations + pendingOperations.count - 1
     }
 
     private func publish() {
@@ -393,10 +422,12 @@ public final class BeaconBus: VarlinkService {
     private func encodeSelection(_ subscription: Subscription, overflow: Int, into buffer: inout [UInt8]) {
         switch subscription.kind {
         case .watch(let old):
-            let events = subscription.selection.lazy.map { self.publishingChanges[Int($0)] }
+            let selection = subscription.selection
             StreamReply.changes(
-                events.map { $0.fragment(includingOld: old) },
-                version: events.last?.version ?? version,
+                selection,
+                of: publishingChanges,
+                includingOld: old,
+                version: selection.last.map { publishingChanges[Int($0)].version } ?? version,
                 overflow: overflow,
                 into: &buffer
             )

@@ -20,25 +20,50 @@ final class ChangeEvent {
 
     private var plain: [UInt8]?
     private var withOld: [UInt8]?
+    /// Whether ``append(includingOld:to:)`` encoded the form in place before.
+    private var appendedPlain = false
+    private var appendedWithOld = false
 
     /// The `Change` object's JSON, with or without the old value.
     func fragment(includingOld: Bool) -> [UInt8] {
         if includingOld {
             if let withOld { return withOld }
-            var bytes: [UInt8] = []
-            encode(into: &bytes, includingOld: true)
+            let bytes = encoded(includingOld: true)
             withOld = bytes
             return bytes
         }
         if let plain { return plain }
-        var bytes: [UInt8] = []
-        encode(into: &bytes, includingOld: false)
+        let bytes = encoded(includingOld: false)
         plain = bytes
         return bytes
     }
 
+    /// Appends the `Change` object's JSON to `buffer`: encoded in place the first time, and kept as a
+    /// ``fragment(includingOld:)`` from the second time on (an event in several replies that differ).
+    func append(includingOld: Bool, to buffer: inout [UInt8]) {
+        if includingOld ? withOld != nil || appendedWithOld : plain != nil || appendedPlain {
+            buffer.append(contentsOf: fragment(includingOld: includingOld))
+            return
+        }
+        if includingOld {
+            appendedWithOld = true
+        } else {
+            appendedPlain = true
+        }
+        encode(into: &buffer, includingOld: includingOld)
+    }
+
+    private func encoded(includingOld: Bool) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(
+            key.rawValue.utf8.count + (value?.count ?? 0) + (includingOld ? old?.count ?? 0 : 0)
+                + origin.encodedJSON.count + 80
+        )
+        encode(into: &bytes, includingOld: includingOld)
+        return bytes
+    }
+
     func encode(into buffer: inout [UInt8], includingOld: Bool) {
-        buffer.reserveCapacity(buffer.count + key.rawValue.utf8.count + (value?.count ?? 0) + 96)
         JSONWriter.appendASCII("{\"key\":", to: &buffer)
         JSONWriter.appendString(key.rawValue, to: &buffer)
         if let value {
@@ -103,6 +128,29 @@ enum StreamReply {
             first = false
             buffer.append(contentsOf: fragment)
         }
+        endChanges(version: version, resync: resync, overflow: overflow, into: &buffer)
+    }
+
+    /// The same reply for the changes at `positions` of `events`.
+    static func changes(
+        _ positions: [Int32],
+        of events: [ChangeEvent],
+        includingOld: Bool,
+        version: Int64,
+        overflow: Int = 0,
+        into buffer: inout [UInt8]
+    ) {
+        JSONWriter.appendASCII("{\"parameters\":{\"changes\":[", to: &buffer)
+        var first = true
+        for position in positions {
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            events[Int(position)].append(includingOld: includingOld, to: &buffer)
+        }
+        endChanges(version: version, resync: false, overflow: overflow, into: &buffer)
+    }
+
+    private static func endChanges(version: Int64, resync: Bool, overflow: Int, into buffer: inout [UInt8]) {
         JSONWriter.appendASCII("],\"version\":", to: &buffer)
         JSONWriter.appendInt(version, to: &buffer)
         if resync { JSONWriter.appendASCII(",\"resync\":true", to: &buffer) }

@@ -47,8 +47,15 @@ struct CallParameters {
     }
 
     func optionalInt(_ name: StaticString) throws(VarlinkError) -> Int64? {
-        if let integer = view?.parameter(name)?.intValue { return integer }
-        switch parsed(name) {
+        let value: JSONValue?
+        if let view {
+            guard let parameter = view.parameter(name), parameter.kind != .null else { return nil }
+            if let integer = parameter.intValue { return integer }
+            value = parameter.jsonValue
+        } else {
+            value = values[name.description]
+        }
+        switch value {
         case nil, .null?: return nil
         case .int(let value)?: return value
         case .double(let value)? where value.rounded() == value && abs(value) < 9.0e15: return Int64(value)

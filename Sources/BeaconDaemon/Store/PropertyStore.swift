@@ -179,44 +179,30 @@ final class PropertyStore: Sendable {
         switch operation {
         case .upsertProperty(let property):
             try connection.run(
-                """
-                INSERT INTO property (key, value, version, modified, uid, pid, command)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(key) DO UPDATE SET value = excluded.value, version = excluded.version,
-                    modified = excluded.modified, uid = excluded.uid, pid = excluded.pid,
-                    command = excluded.command
-                """,
+                .upsertProperty,
                 .text(property.key), .utf8(property.value), .int(property.version), .int(property.modifiedUsec),
                 .int(Int64(property.origin.uid)), .int(Int64(property.origin.pid)),
                 property.origin.command.map { .text($0) } ?? .null
             )
         case .deleteProperty(let key):
-            try connection.run("DELETE FROM property WHERE key = ?", .text(key))
+            try connection.run(.deleteProperty, .text(key))
         case .upsertTombstone(let tombstone):
             try connection.run(
-                """
-                INSERT INTO tombstone (key, version, modified, uid, pid, command)
-                VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(key) DO UPDATE SET version = excluded.version, modified = excluded.modified,
-                    uid = excluded.uid, pid = excluded.pid, command = excluded.command
-                """,
+                .upsertTombstone,
                 .text(tombstone.key), .int(tombstone.version), .int(tombstone.modifiedUsec),
                 .int(Int64(tombstone.origin.uid)), .int(Int64(tombstone.origin.pid)),
                 tombstone.origin.command.map { .text($0) } ?? .null
             )
         case .deleteTombstone(let key):
-            try connection.run("DELETE FROM tombstone WHERE key = ?", .text(key))
+            try connection.run(.deleteTombstone, .text(key))
         case .markEphemeral(let key):
-            try connection.run("INSERT OR IGNORE INTO ephemeral (key) VALUES (?)", .text(key))
+            try connection.run(.markEphemeral, .text(key))
         case .unmarkEphemeral(let key):
-            try connection.run("DELETE FROM ephemeral WHERE key = ?", .text(key))
+            try connection.run(.unmarkEphemeral, .text(key))
         case .pruneTombstones(let version):
-            try connection.run("DELETE FROM tombstone WHERE version <= ?", .int(version))
+            try connection.run(.pruneTombstones, .int(version))
         case .setMeta(let name, let value):
-            try connection.run(
-                "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-                .text(name), .int(value)
-            )
+            try connection.run(.setMeta, .text(name), .int(value))
         }
     }
 
@@ -248,6 +234,48 @@ enum SQLiteArgument {
     case text(String)
     /// Text given as its UTF-8 bytes.
     case utf8([UInt8])
+}
+
+/// The statements of the store's writes, each prepared once per connection.
+///
+/// The upserts replace the whole row (`INSERT OR REPLACE`: every column is given, and no column has a default, a
+/// trigger or a foreign key): cheaper for SQLite than `ON CONFLICT … DO UPDATE`, with the same result.
+enum SQLiteStatement: Int, CaseIterable {
+    case upsertProperty
+    case deleteProperty
+    case upsertTombstone
+    case deleteTombstone
+    case markEphemeral
+    case unmarkEphemeral
+    case pruneTombstones
+    case setMeta
+
+    var sql: String {
+        switch self {
+        case .upsertProperty:
+            """
+            INSERT OR REPLACE INTO property (key, value, version, modified, uid, pid, command)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """
+        case .deleteProperty:
+            "DELETE FROM property WHERE key = ?"
+        case .upsertTombstone:
+            """
+            INSERT OR REPLACE INTO tombstone (key, version, modified, uid, pid, command)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """
+        case .deleteTombstone:
+            "DELETE FROM tombstone WHERE key = ?"
+        case .markEphemeral:
+            "INSERT OR IGNORE INTO ephemeral (key) VALUES (?)"
+        case .unmarkEphemeral:
+            "DELETE FROM ephemeral WHERE key = ?"
+        case .pruneTombstones:
+            "DELETE FROM tombstone WHERE version <= ?"
+        case .setMeta:
+            "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)"
+        }
+    }
 }
 
 /// One row of a query's result, valid while the query's body runs.
@@ -286,7 +314,8 @@ struct SQLiteRow {
 /// An SQLite connection and its prepared statements.
 struct SQLiteConnection {
     private var handle: OpaquePointer?
-    private var statements: [String: OpaquePointer] = [:]
+    /// The prepared statements, indexed by ``SQLiteStatement``'s raw value.
+    private var statements = [OpaquePointer?](repeating: nil, count: SQLiteStatement.allCases.count)
 
     init(path: String) throws {
         var handle: OpaquePointer?
@@ -302,8 +331,8 @@ struct SQLiteConnection {
 
     /// Finalizes the statements and closes the connection; later calls fail.
     mutating func close() {
-        for statement in statements.values { sqlite3_finalize(statement) }
-        statements = [:]
+        for statement in statements { sqlite3_finalize(statement) }
+        statements = [OpaquePointer?](repeating: nil, count: SQLiteStatement.allCases.count)
         if let handle { sqlite3_close(handle) }
         handle = nil
     }
@@ -372,49 +401,75 @@ struct SQLiteConnection {
         }
     }
 
-    /// Runs the statement `sql` with `arguments`, preparing it once per connection.
-    mutating func run(_ sql: String, _ arguments: SQLiteArgument...) throws(StoreError) {
-        let statement: OpaquePointer
-        if let cached = statements[sql] {
-            statement = cached
+    /// Runs `statement` with `arguments`, preparing it once per connection.
+    mutating func run(_ statement: SQLiteStatement, _ arguments: SQLiteArgument...) throws(StoreError) {
+        let prepared: OpaquePointer
+        if let cached = statements[statement.rawValue] {
+            prepared = cached
         } else {
-            statement = try prepare(sql)
-            statements[sql] = statement
+            prepared = try prepare(statement.sql)
+            statements[statement.rawValue] = prepared
         }
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+        let code = arguments.withUnsafeBufferPointer { arguments in
+            Self.bindAndRun(prepared, arguments[...])
         }
-        for (offset, argument) in arguments.enumerated() {
-            let index = Int32(offset + 1)
-            let code: Int32
-            switch argument {
-            case .null:
-                code = sqlite3_bind_null(statement, index)
-            case .int(let value):
-                code = sqlite3_bind_int64(statement, index, value)
-            case .text(var value):
-                code = value.withUTF8 { Self.bind(UnsafeRawBufferPointer($0), to: statement, at: index) }
-            case .utf8(let bytes):
-                code = bytes.withUnsafeBytes { Self.bind($0, to: statement, at: index) }
-            }
-            guard code == SQLITE_OK else { throw error(code, sql) }
-        }
-        while true {
-            let code = sqlite3_step(statement)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else { throw error(code, sql) }
-        }
+        guard code == SQLITE_DONE else { throw error(code, statement.sql) }
     }
 
-    /// Binds UTF-8 text, which SQLite copies (`SQLITE_TRANSIENT`).
+    /// Binds `arguments` to the parameters from the first of them on, then steps `statement` through its rows,
+    /// resets it and clears its bindings; returns `SQLITE_DONE`, or the code of the call that failed.
+    ///
+    /// Text is bound without a copy (`SQLITE_STATIC`): it is read in place by the steps, which run while the
+    /// bytes are borrowed, and the bindings are cleared before the borrow ends.
+    private static func bindAndRun(
+        _ statement: OpaquePointer,
+        _ arguments: Slice<UnsafeBufferPointer<SQLiteArgument>>
+    ) -> Int32 {
+        guard let argument = arguments.first else {
+            var code = sqlite3_step(statement)
+            while code == SQLITE_ROW { code = sqlite3_step(statement) }
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+            return code
+        }
+        let index = Int32(arguments.startIndex + 1)
+        let rest = arguments.dropFirst()
+        let code: Int32
+        switch argument {
+        case .null:
+            code = sqlite3_bind_null(statement, index)
+        case .int(let value):
+            code = sqlite3_bind_int64(statement, index, value)
+        case .text(var value):
+            return value.withUTF8 { utf8 in
+                let code = bind(UnsafeRawBufferPointer(utf8), to: statement, at: index)
+                return code == SQLITE_OK ? bindAndRun(statement, rest) : failed(statement, code)
+            }
+        case .utf8(let bytes):
+            return bytes.withUnsafeBytes { bytes in
+                let code = bind(bytes, to: statement, at: index)
+                return code == SQLITE_OK ? bindAndRun(statement, rest) : failed(statement, code)
+            }
+        }
+        return code == SQLITE_OK ? bindAndRun(statement, rest) : failed(statement, code)
+    }
+
+    /// Clears what was bound before a binding failed with `code`; returns `code`.
+    private static func failed(_ statement: OpaquePointer, _ code: Int32) -> Int32 {
+        sqlite3_clear_bindings(statement)
+        return code
+    }
+
+    /// Binds UTF-8 text that stays valid and unchanged until the binding is cleared (`SQLITE_STATIC`).
     private static func bind(_ text: UnsafeRawBufferPointer, to statement: OpaquePointer, at index: Int32) -> Int32 {
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         guard let base = text.baseAddress, !text.isEmpty else {
+            // The literal's pointer lives only during the call: SQLITE_TRANSIENT, which copies it.
+            let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
             return sqlite3_bind_text(statement, index, "", 0, transient)
         }
+        // No destructor: SQLITE_STATIC, a macro Swift does not import.
         let characters = base.assumingMemoryBound(to: CChar.self)
-        return sqlite3_bind_text(statement, index, characters, Int32(text.count), transient)
+        return sqlite3_bind_text(statement, index, characters, Int32(text.count), nil)
     }
 
     private func prepare(_ sql: String) throws(StoreError) -> OpaquePointer {
