@@ -44,6 +44,53 @@ struct PropertiesTests {
         #expect(unsetAgain.error == "io.beacon.Properties.KeyNotFound")
     }
 
+    @Test("repeated Gets follow every change of the key: value, version, ephemeral, origin, unset and set again")
+    func repeatedGets() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        let other = try daemon.connect()
+        func property(_ key: String = "app.mode") throws -> JSONValue? {
+            try client.parameters("io.beacon.Properties.Get", ["key": .string(key)])["property"]
+        }
+        let first = try client.set("app.mode", "light")
+        #expect(try property()?["version"]?.intValue == first)
+        #expect(try property()?["value"] == "light")
+
+        let second = try other.set("app.mode", "dark")
+        var got = try property()
+        #expect(got?["value"] == "dark")
+        #expect(got?["version"]?.intValue == second)
+
+        let ephemeral = try other.parameters(
+            "io.beacon.Properties.Set", ["key": "app.mode", "value": "auto", "ephemeral": true])
+        got = try property()
+        #expect(got?["value"] == "auto")
+        #expect(got?["ephemeral"] == true)
+        #expect(got?["version"] == ephemeral["version"])
+
+        // The ephemeral owner leaves: the key goes away with it.
+        other.close()
+        try waitUntil("the ephemeral key is gone", within: .seconds(10)) {
+            try client.call("io.beacon.Properties.Get", ["key": "app.mode"]).error
+                == "io.beacon.Properties.KeyNotFound"
+        }
+        let third = try client.set("app.mode", "light")
+        got = try property()
+        #expect(got?["value"] == "light")
+        #expect(got?["ephemeral"] == false)
+        #expect(got?["version"]?.intValue == third)
+
+        // A value whose reply is too long to keep with its entry is answered the same way every time.
+        let long = String(repeating: "x", count: 4000)
+        try client.set("app.long", .string(long))
+        #expect(try property("app.long")?["value"]?.stringValue == long)
+        #expect(try property("app.long")?["value"]?.stringValue == long)
+        _ = try client.parameters("io.beacon.Properties.Unset", ["key": "app.long"])
+        #expect(
+            try client.call("io.beacon.Properties.Get", ["key": "app.long"]).error == "io.beacon.Properties.KeyNotFound"
+        )
+    }
+
     @Test("ifVersion compare-and-set on Set and Unset")
     func compareAndSet() throws {
         let daemon = try TestDaemon()

@@ -59,13 +59,20 @@ extension BeaconBus {
     func get(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
         let key = try parseKey(name)
-        guard let entry = properties[key.rawValue] else { throw BusError.keyNotFound(name) }
-        client.connection.sendEncoded { buffer in
-            JSONWriter.appendASCII("{\"parameters\":{\"property\":", to: &buffer)
-            encodeProperty(key.rawValue, entry, into: &buffer)
-            JSONWriter.appendASCII("}}", to: &buffer)
-            buffer.append(0)
+        guard let index = properties.index(forKey: key.rawValue) else { throw BusError.keyNotFound(name) }
+        if let reply = properties.values[index].getReply {
+            client.connection.sendEncoded { $0.append(contentsOf: reply) }
+            return
         }
+        var reply: [UInt8] = []
+        JSONWriter.appendASCII("{\"parameters\":{\"property\":", to: &reply)
+        encodeProperty(key.rawValue, properties.values[index], into: &reply)
+        JSONWriter.appendASCII("}}", to: &reply)
+        reply.append(0)
+        if reply.count <= Self.cachedGetReplyLimit {
+            properties.values[index].getReply = reply
+        }
+        client.connection.sendEncoded { $0.append(contentsOf: reply) }
     }
 
     func encodeProperty(_ key: String, _ entry: Entry, into buffer: inout [UInt8]) {

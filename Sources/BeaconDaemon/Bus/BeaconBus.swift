@@ -27,7 +27,13 @@ public final class BeaconBus: VarlinkService {
         /// The position, counted over every operation queued since the start, of the pending upsert that writes
         /// this entry's row; it is pending while not below ``BeaconBus/committedOperations``.
         var upsertPosition = -1
+        /// The reply to a Get of this entry, encoded by the first Get when short (``cachedGetReplyLimit``). Entries
+        /// are replaced whole, never changed in place, so it cannot describe an older state.
+        var getReply: [UInt8]?
     }
+
+    /// The longest Get reply kept with its entry, in bytes.
+    static let cachedGetReplyLimit = 2048
 
     struct Tombstone {
         var version: Int64
