@@ -146,6 +146,8 @@ struct PropertiesTests {
             #expect(reply.error == "io.beacon.Properties.InvalidKey", "key \(key)")
             #expect(reply["key"]?.stringValue == key)
             #expect(reply["reason"]?.stringValue?.isEmpty == false)
+            let get = try client.call("io.beacon.Properties.Get", ["key": .string(key)])
+            #expect(get.error == "io.beacon.Properties.InvalidKey", "Get of key \(key)")
         }
         let long = String(repeating: "x", count: 300)
         var reply = try client.call("io.beacon.Properties.Get", ["key": .string(long)])

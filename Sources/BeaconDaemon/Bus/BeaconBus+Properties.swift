@@ -58,15 +58,19 @@ extension BeaconBus {
 
     func get(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
-        let key = try parseKey(name)
-        guard let index = properties.index(forKey: key.rawValue) else { throw BusError.keyNotFound(name) }
+        // Every stored key was checked when it was set: only a key that names no property needs the check, which
+        // tells an invalid key from a missing one.
+        guard let index = properties.index(forKey: name) else {
+            _ = try parseKey(name)
+            throw BusError.keyNotFound(name)
+        }
         if let reply = properties.values[index].getReply {
             client.connection.sendEncoded { $0.append(contentsOf: reply) }
             return
         }
         var reply: [UInt8] = []
         JSONWriter.appendASCII("{\"parameters\":{\"property\":", to: &reply)
-        encodeProperty(key.rawValue, properties.values[index], into: &reply)
+        encodeProperty(name, properties.values[index], into: &reply)
         JSONWriter.appendASCII("}}", to: &reply)
         reply.append(0)
         if reply.count <= Self.cachedGetReplyLimit {
