@@ -144,7 +144,9 @@ public final class VarlinkConnection {
 
     private func writeOutput(flushing: Bool = false) {
         guard !output.isEmpty else { return }
-        let buffer = core.outputBuffer(copying: output)
+        // A buffer of its own, exactly as large as the output: a write the peer does not take at once keeps it.
+        var buffer = ByteBufferAllocator().buffer(capacity: output.count)
+        buffer.writeBytes(output)
         if flushing {
             context.writeAndFlush(NIOAny(buffer), promise: nil)
         } else {

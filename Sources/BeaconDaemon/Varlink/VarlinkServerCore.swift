@@ -75,9 +75,6 @@ public final class VarlinkServerCore {
     @exclusivity(unchecked) private var channelsReading = 0
     /// A flush was asked for during a read burst: it runs when the burst ends instead of as a task.
     @exclusivity(unchecked) private var flushDeferred = false
-    /// See ``outputBuffer(copying:)``.
-    @exclusivity(unchecked) private var scratch = ByteBufferAllocator().buffer(capacity: 4096)
-    private static let scratchCapacityLimit = 1 << 16
 
     init(
         eventLoop: any EventLoop,
@@ -233,19 +230,6 @@ public final class VarlinkServerCore {
     }
 
     // MARK: Output
-
-    /// `bytes` in a buffer for the channel. The storage is the server's one scratch buffer whenever no channel still
-    /// holds it: a write that went out at once has dropped its reference by the time the next one is prepared,
-    /// and otherwise the copy-on-write of `clear()` gives this write storage of its own.
-    func outputBuffer(copying bytes: [UInt8]) -> ByteBuffer {
-        if scratch.capacity > Self.scratchCapacityLimit {
-            scratch = ByteBufferAllocator().buffer(capacity: bytes.count)
-        } else {
-            scratch.clear()
-        }
-        scratch.writeBytes(bytes)
-        return scratch
-    }
 
     func queueForFlush(_ connection: VarlinkConnection) {
         if !connection.isQueuedForFlush {
