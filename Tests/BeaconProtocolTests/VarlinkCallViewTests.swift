@@ -27,6 +27,7 @@ struct VarlinkCallViewTests {
                 var compact: [UInt8] = []
                 guard let found = viewParameter(view, name) else { continue }
                 found.appendCompact(to: &compact)
+                #expect(found.compactBytes == compact, "\(name)")
                 #expect((try? JSONValue(parsing: compact)) == value, "\(name)")
                 if let count = found.compactByteCount {
                     var encoded: [UInt8] = []
@@ -73,6 +74,58 @@ struct VarlinkCallViewTests {
         }
     }
 
+    @Test func specialBytesAnywhereInStringsAgreeWithTheParser() {
+        // Strings are scanned eight bytes at a time; put each kind of byte the scan stops at in every position of
+        // strings long enough to need several words, in a member name and in values.
+        let specials: [[UInt8]] = [
+            [0x22], Array(#"\"#.utf8), Array(#"\""#.utf8), Array(#"\u00e9"#.utf8), Array(#"\ud83d\ude00"#.utf8),
+            [0x01], [0x1F], [0x7F], Array("é".utf8), Array("€".utf8), Array("😀".utf8), [0xC3], [0xFF], [0xE2, 0x82],
+            [0xED, 0xA0, 0x80], [0x80],
+        ]
+        for length in 0..<20 {
+            for position in 0...length {
+                for special in specials {
+                    var text = Array(repeating: UInt8(ascii: "x"), count: length)
+                    text.insert(contentsOf: special, at: position)
+                    let name = Array(#"{"method":"a.b.C","parameters":{""#.utf8) + text + Array(#"":1}}"#.utf8)
+                    #expect(check(name) == !special.contains { $0 == 0x5C || $0 == 0x22 || $0 >= 0x80 || $0 < 0x20 })
+                    _ = check(Array(#"{"method":"a.b.C","parameters":{"key":""#.utf8) + text + Array(#""}}"#.utf8))
+                    _ = check(
+                        Array(#"{"method":"a.b.C","parameters":{"value":{"p":""#.utf8) + text
+                            + Array(#"","q":[1, "x"]}}}"#.utf8))
+                    _ = check(Array(#"{"method":"a.b.C","parameters":{"value":[""#.utf8) + text + Array(#""]}}"#.utf8))
+                    // The string runs to the end of the frame.
+                    _ = check(Array(#"{"method":"a.b.C","parameters":{"key":""#.utf8) + text)
+                }
+            }
+        }
+    }
+
+    @Test func compactAndSpacedValuesAgreeWithTheParser() throws {
+        for value in [
+            #"{"p":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#,
+            #"{ "p":"x"}"#, #"{"p" :"x"}"#, #"{"p": "x"}"#, #"{"p":"x" }"#, #"{"p":"x","p":"y"}"#,
+            #"[1,2 ]"#, #"[ 1,2]"#, #"[1 ,2]"#, #"[1, 2]"#, #"{"p":"\u00e9"}"#, #"{"\u0070":1}"#, #"{"p":"é"}"#,
+            #"{"a":{"b":[{"c":null,"d":true,"e":false,"f":-1,"g":1.5,"h":"\n"}]}}"#, #"-0"#, #"1e2"#, #"[]"#, #"{}"#,
+            #"[ ]"#, #"{ }"#, "[\n1,\t2\r]",
+        ] {
+            let bytes = Array(#"{"method":"a.b.C","parameters":{"value":"#.utf8) + Array(value.utf8) + Array("}}".utf8)
+            #expect(check(bytes), "\(value)")
+            try bytes.withUnsafeBytes { raw in
+                let view = try #require(VarlinkCallView(parsing: raw, limits: .default))
+                let found = try #require(view.parameter("value"))
+                var encoded: [UInt8] = []
+                try JSONValue(parsing: Array(value.utf8)).encode(into: &encoded)
+                let spaced = value.utf8.contains { $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }
+                if spaced { #expect(found.compactByteCount == nil, "\(value)") }
+                if found.compactByteCount != nil { #expect(found.compactBytes == Array(value.utf8), "\(value)") }
+                var compact: [UInt8] = []
+                found.appendCompact(to: &compact)
+                #expect(try JSONValue(parsing: compact) == JSONValue(parsing: encoded), "\(value)")
+            }
+        }
+    }
+
     @Test func parameterLookupTakesTheLastOfARepeatedName() throws {
         let bytes = Array(#"{"method":"a.b.C","parameters":{"key":"a","value":[1, 2],"key":"b"}}"#.utf8)
         try bytes.withUnsafeBytes { raw in
@@ -99,9 +152,10 @@ struct VarlinkCallViewTests {
         let seeds = [
             #"{"method":"io.beacon.Properties.Set","parameters":{"key":"a.b","value":[1,{"x":"é","y":[true,null]}]},"more":true}"#,
             #"{"method":"io.beacon.Notifications.Post","parameters":{"name":"a.b","userInfo":{"p":"xxxxxxxxxxxx","n":12}},"oneway":true}"#,
+            #"{"method":"io.beacon.Properties.Set","parameters":{"key":"bench.value","value":{"p":"xxxxxxxxxxxxxxxxxxxxxxxxxé\u00e9xxxxxxxxxxx"}}}"#,
         ].map { Array($0.utf8) }
         var views = 0
-        for round in 0..<6000 {
+        for round in 0..<9000 {
             var input = seeds[round % seeds.count]
             for _ in 0..<(1 + generator.next() % 3) where !input.isEmpty {
                 let position = Int(generator.next() % UInt64(input.count))

@@ -20,13 +20,13 @@ struct CallParameters {
 
     /// The parameter as a parsed value.
     private func parsed(_ name: StaticString) -> JSONValue? {
-        if let view { return view.parameter(name)?.jsonValue }
+        if view != nil { return view?.parameter(name)?.jsonValue }
         return values[name.description]
     }
 
     func string(_ name: StaticString) throws(VarlinkError) -> String {
-        if let view {
-            guard let value = view.parameter(name)?.stringValue else { throw .invalidParameter(name.description) }
+        if view != nil {
+            guard let value = view?.parameter(name)?.stringValue else { throw .invalidParameter(name.description) }
             return value
         }
         guard case .string(let value)? = values[name.description] else { throw .invalidParameter(name.description) }
@@ -34,8 +34,8 @@ struct CallParameters {
     }
 
     func optionalString(_ name: StaticString) throws(VarlinkError) -> String? {
-        if let view {
-            guard let value = view.parameter(name), value.kind != .null else { return nil }
+        if view != nil {
+            guard let value = view?.parameter(name), value.kind != .null else { return nil }
             guard let string = value.stringValue else { throw .invalidParameter(name.description) }
             return string
         }
@@ -48,8 +48,8 @@ struct CallParameters {
 
     func optionalInt(_ name: StaticString) throws(VarlinkError) -> Int64? {
         let value: JSONValue?
-        if let view {
-            guard let parameter = view.parameter(name), parameter.kind != .null else { return nil }
+        if view != nil {
+            guard let parameter = view?.parameter(name), parameter.kind != .null else { return nil }
             if let integer = parameter.intValue { return integer }
             value = parameter.jsonValue
         } else {
@@ -64,8 +64,8 @@ struct CallParameters {
     }
 
     func bool(_ name: StaticString, default fallback: Bool) throws(VarlinkError) -> Bool {
-        if let view {
-            guard let value = view.parameter(name), value.kind != .null else { return fallback }
+        if view != nil {
+            guard let value = view?.parameter(name), value.kind != .null else { return fallback }
             guard let flag = value.boolValue else { throw .invalidParameter(name.description) }
             return flag
         }
@@ -103,14 +103,13 @@ struct CallParameters {
 
     /// A required parameter of any JSON type (JSON `null` included), as compact JSON text.
     func encodedValue(_ name: StaticString) throws(VarlinkError) -> [UInt8] {
-        var bytes: [UInt8] = []
-        if let view {
-            guard let value = view.parameter(name) else { throw .invalidParameter(name.description) }
-            value.appendCompact(to: &bytes)
-        } else {
-            guard let value = values[name.description] else { throw .invalidParameter(name.description) }
-            value.encode(into: &bytes)
+        if view != nil {
+            guard let value = view?.parameter(name) else { throw .invalidParameter(name.description) }
+            return value.compactBytes
         }
+        guard let value = values[name.description] else { throw .invalidParameter(name.description) }
+        var bytes: [UInt8] = []
+        value.encode(into: &bytes)
         return bytes
     }
 
@@ -119,8 +118,8 @@ struct CallParameters {
     func appendOptionalEncodedValue(
         _ name: StaticString, after prefix: StaticString, to buffer: inout [UInt8]
     ) -> Int? {
-        if let view {
-            guard let value = view.parameter(name), value.kind != .null else { return nil }
+        if view != nil {
+            guard let value = view?.parameter(name), value.kind != .null else { return nil }
             JSONWriter.appendASCII(prefix, to: &buffer)
             let start = buffer.count
             value.appendCompact(to: &buffer)

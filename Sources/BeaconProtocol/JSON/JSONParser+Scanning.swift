@@ -164,25 +164,10 @@ extension JSONParser {
     /// Validates the string whose opening quote is at `position`, as ``parseString()`` does; returns whether it
     /// is written without escapes.
     mutating func scanString() throws(JSONError) -> Bool {
-        var index = position + 1
-        while index < end {
-            if index &+ 8 <= end
-                && !SWAR.needsAttention(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-            {
-                index &+= 8
-                continue
-            }
-            let byte = base[index]
-            if byte == UInt8(ascii: "\"") {
-                position = index + 1
-                return true
-            }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            if byte >= 0x80 {
-                index = try endOfUTF8Sequence(at: index)
-            } else {
-                index += 1
-            }
+        let (index, closed) = try plainStringEnd(from: position + 1)
+        if closed {
+            position = index + 1
+            return true
         }
         // Escapes, a control character or the end of the input: the full parser decides.
         _ = try parseString()

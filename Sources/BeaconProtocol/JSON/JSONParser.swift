@@ -277,27 +277,13 @@ struct JSONParser {
     /// Parses a string; `position` is at the opening quote.
     mutating func parseString() throws(JSONError) -> String {
         let start = position + 1
-        var index = start
         // Fast path: no escapes. Multi-byte sequences are validated in place.
-        while index < end {
-            if index &+ 8 <= end
-                && !SWAR.needsAttention(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-            {
-                index &+= 8
-                continue
-            }
-            let byte = base[index]
-            if byte == UInt8(ascii: "\"") {
-                position = index + 1
-                return String(decoding: UnsafeBufferPointer(start: base + start, count: index - start), as: UTF8.self)
-            }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            if byte >= 0x80 {
-                index = try endOfUTF8Sequence(at: index)
-            } else {
-                index += 1
-            }
+        let (plainEnd, closed) = try plainStringEnd(from: start)
+        if closed {
+            position = plainEnd + 1
+            return String(decoding: UnsafeBufferPointer(start: base + start, count: plainEnd - start), as: UTF8.self)
         }
+        var index = plainEnd
         var scratch = Array(UnsafeBufferPointer(start: base + start, count: index - start))
         while true {
             guard index < end else {
@@ -409,6 +395,23 @@ struct JSONParser {
             scratch.append(UInt8(0x80 | (scalar >> 12) & 0x3F))
             scratch.append(UInt8(0x80 | (scalar >> 6) & 0x3F))
             scratch.append(UInt8(0x80 | scalar & 0x3F))
+        }
+    }
+
+    /// Finds the end of the plain start of a string whose contents begin at `index`: returns the index of its
+    /// closing quote with `closed` true when the string holds no escape or control character, and otherwise the
+    /// index of the first escape or control character, or `end`, with `closed` false. Multi-byte UTF-8 sequences
+    /// on the way are validated.
+    @inline(__always)
+    func plainStringEnd(from index: Int) throws(JSONError) -> (index: Int, closed: Bool) {
+        var index = index
+        while true {
+            index = SWAR.firstAttention(base, from: index, end: end)
+            guard index < end else { return (index, false) }
+            let byte = base[index]
+            if byte == UInt8(ascii: "\"") { return (index, true) }
+            if byte < 0x80 { return (index, false) }
+            index = try endOfUTF8Sequence(at: index)
         }
     }
 
@@ -591,6 +594,7 @@ extension JSONParser {
 
     /// The next member name of an object opened with ``beginObject(depth:)`` (the caller then parses the value),
     /// or `nil` after the closing `}`. `first` must be `true` for the first call and is updated.
+    @inline(__always)
     mutating func nextMemberName(first: inout Bool) throws(JSONError) -> MemberName? {
         let next = try peekSignificant()
         if first {
@@ -610,16 +614,11 @@ extension JSONParser {
             throw unexpected(at: position, expected: "a member name string")
         }
         let start = position + 1
-        var index = start
-        while index < end {
-            let byte = base[index]
-            if byte == UInt8(ascii: "\"") {
-                position = index + 1
-                try expect(UInt8(ascii: ":"), "':'")
-                return MemberName(raw: UnsafeBufferPointer(start: base + start, count: index - start), decoded: nil)
-            }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
-            index += 1
+        let index = SWAR.firstAttention(base, from: start, end: end)
+        if index < end && base[index] == UInt8(ascii: "\"") {
+            position = index + 1
+            try expect(UInt8(ascii: ":"), "':'")
+            return MemberName(raw: UnsafeBufferPointer(start: base + start, count: index - start), decoded: nil)
         }
         return MemberName(raw: nil, decoded: try parseMemberName())
     }

@@ -15,11 +15,38 @@ enum SWAR {
         hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
             || (word &- ones &* 0x20) & ~word & highBits != 0
     }
+}
 
-    /// Whether some byte of `word` ends the fast path of string parsing: `"`, `\`, a control character or a
-    /// non-ASCII byte.
+extension SWAR {
+    /// The high bit of each byte of `word` that is `"`, `\`, a control character or non-ASCII, with `word`
+    /// loaded little-endian. The lowest bit set marks exactly the first such byte; bits above it may be spurious.
     @inline(__always)
-    static func needsAttention(_ word: UInt64) -> Bool {
-        word & highBits != 0 || needsEscape(word)
+    static func attentionBits(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let zeroQuote = (quote &- ones) & ~quote
+        let zeroBackslash = (backslash &- ones) & ~backslash
+        let control = (word &- ones &* 0x20) & ~word
+        return (zeroQuote | zeroBackslash | control | word) & 0x8080_8080_8080_8080
+    }
+
+    /// The offset of the first byte at or after `index` (and before `end`) that is `"`, `\`, a control character
+    /// or non-ASCII, or `end` when there is none.
+    @inline(__always)
+    static func firstAttention(_ base: UnsafePointer<UInt8>, from index: Int, end: Int) -> Int {
+        var index = index
+        while index &+ 8 <= end {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            let bits = attentionBits(word)
+            if bits != 0 { return index &+ bits.trailingZeroBitCount &>> 3 }
+            index &+= 8
+        }
+        while index < end {
+            let byte = base[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { return index }
+            index &+= 1
+        }
+        return end
     }
 }

@@ -127,30 +127,20 @@ public struct VarlinkCallView {
     public var call: VarlinkCall {
         var values: [String: JSONValue] = [:]
         for index in 0..<parameters.count {
-            let member = parameters[index]
+            let member = parameters.name(at: index)
             let name = String(
-                decoding: UnsafeBufferPointer(start: base + member.nameStart, count: member.nameEnd - member.nameStart),
-                as: UTF8.self)
-            values[name] = JSONValueView(base: base, scanned: member.value).jsonValue
+                decoding: UnsafeBufferPointer(start: base + member.start, count: member.count), as: UTF8.self)
+            values[name] = JSONValueView(base: base, scanned: parameters.value(at: index)).jsonValue
         }
         return VarlinkCall(method: method, parameters: values, more: more, oneway: oneway, upgrade: upgrade)
     }
 
     /// The parameter named `name` (the last one, when the call repeats it), `nil` when absent.
     public func parameter(_ name: StaticString) -> JSONValueView? {
-        let count = name.utf8CodeUnitCount
-        let expected = name.utf8Start
-        var index = parameters.count
-        while index > 0 {
-            index -= 1
-            let member = parameters[index]
-            if member.nameEnd - member.nameStart == count
-                && bytesEqual(base + member.nameStart, expected, count: count)
-            {
-                return JSONValueView(base: base, scanned: member.value)
-            }
+        guard let index = parameters.lastIndex(named: name.utf8Start, count: name.utf8CodeUnitCount, base: base) else {
+            return nil
         }
-        return nil
+        return JSONValueView(base: base, scanned: parameters.value(at: index))
     }
 }
 
@@ -228,6 +218,16 @@ public struct JSONValueView {
         }
     }
 
+    /// What ``appendCompact(to:)`` appends to an empty array.
+    public var compactBytes: [UInt8] {
+        guard scanned.isCompact else {
+            var bytes: [UInt8] = []
+            jsonValue.encode(into: &bytes)
+            return bytes
+        }
+        return Array(UnsafeBufferPointer(start: base + scanned.start, count: scanned.end - scanned.start))
+    }
+
     private func parser() -> JSONParser {
         JSONParser(base: base + scanned.start, count: scanned.end - scanned.start, maxDepth: JSONParser.recursionLimit)
     }
@@ -235,26 +235,12 @@ public struct JSONValueView {
 
 /// Up to six parameters of a call, stored inline.
 private struct ParameterMembers {
-    struct Member {
-        private var nameStart32: Int32 = 0
-        private var nameEnd32: Int32 = 0
-        var value = ScannedValue()
-
-        init() {}
-
-        init(nameStart: Int, nameEnd: Int, value: ScannedValue) {
-            nameStart32 = Int32(truncatingIfNeeded: nameStart)
-            nameEnd32 = Int32(truncatingIfNeeded: nameEnd)
-            self.value = value
-        }
-
-        var nameStart: Int { Int(nameStart32) }
-        var nameEnd: Int { Int(nameEnd32) }
-    }
-
     private static let capacity = 6
-    private var storage: (Member, Member, Member, Member, Member, Member) = (
-        Member(), Member(), Member(), Member(), Member(), Member()
+    /// Each parameter's name: its offset in the low 32 bits, its length in the high 32 bits. Kept apart from the
+    /// values, so that a lookup reads only these.
+    private var names: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+    private var values: (ScannedValue, ScannedValue, ScannedValue, ScannedValue, ScannedValue, ScannedValue) = (
+        ScannedValue(), ScannedValue(), ScannedValue(), ScannedValue(), ScannedValue(), ScannedValue()
     )
     private(set) var count = 0
 
@@ -264,23 +250,65 @@ private struct ParameterMembers {
     mutating func append(nameStart: Int, nameEnd: Int, value: ScannedValue) -> Bool {
         guard count < Self.capacity else { return false }
         let index = count
-        withUnsafeMutablePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: Member.self, capacity: Self.capacity) { members in
-                members[index] = Member(nameStart: nameStart, nameEnd: nameEnd, value: value)
+        let packed = UInt64(UInt32(truncatingIfNeeded: nameStart)) | UInt64(nameEnd - nameStart) << 32
+        withUnsafeMutablePointer(to: &names) { pointer in
+            pointer.withMemoryRebound(to: UInt64.self, capacity: Self.capacity) { names in names[index] = packed }
+        }
+        withUnsafeMutablePointer(to: &values) { pointer in
+            pointer.withMemoryRebound(to: ScannedValue.self, capacity: Self.capacity) { members in
+                members[index] = value
             }
         }
         count += 1
         return true
     }
 
-    subscript(index: Int) -> Member {
+    /// The offset (low 32 bits) and length (high 32 bits) of the name of the member at `index`.
+    private func packedName(at index: Int) -> UInt64 {
         switch index {
-        case 0: storage.0
-        case 1: storage.1
-        case 2: storage.2
-        case 3: storage.3
-        case 4: storage.4
-        default: storage.5
+        case 0: names.0
+        case 1: names.1
+        case 2: names.2
+        case 3: names.3
+        case 4: names.4
+        default: names.5
+        }
+    }
+
+    /// The offset and length of the name of the member at `index`.
+    func name(at index: Int) -> (start: Int, count: Int) {
+        let packed = packedName(at: index)
+        return (Int(UInt32(truncatingIfNeeded: packed)), Int(packed >> 32))
+    }
+
+    /// The index of the last member named by the `count` bytes at `name`, whose names are in the frame at `base`.
+    @inline(__always)
+    func lastIndex(named name: UnsafePointer<UInt8>, count: Int, base: UnsafePointer<UInt8>) -> Int? {
+        let wanted = UInt64(count) << 32
+        var index = self.count
+        while index > 0 {
+            index &-= 1
+            let packed = packedName(at: index)
+            if packed & 0xFFFF_FFFF_0000_0000 == wanted
+                && bytesEqual(base + Int(UInt32(truncatingIfNeeded: packed)), name, count: count)
+            {
+                return index
+            }
+        }
+        return nil
+    }
+
+    /// The value of the member at `index`. Kept out of line, so that its caller, which passes the members by
+    /// address, does not load every value to pick one.
+    @inline(never)
+    func value(at index: Int) -> ScannedValue {
+        switch index {
+        case 0: values.0
+        case 1: values.1
+        case 2: values.2
+        case 3: values.3
+        case 4: values.4
+        default: values.5
         }
     }
 }
