@@ -27,7 +27,13 @@ struct VarlinkCallViewTests {
                 var compact: [UInt8] = []
                 guard let found = viewParameter(view, name) else { continue }
                 found.appendCompact(to: &compact)
-                #expect(found.compactBytes == compact, "\(name)")
+                if found.compactByteCount != nil {
+                    #expect(found.compactBytes == compact, "\(name)")
+                } else {
+                    // Re-encoded from a parse: object members come in dictionary order, which differs between
+                    // two dictionaries with the same members.
+                    #expect((try? JSONValue(parsing: found.compactBytes)) == value, "\(name)")
+                }
                 #expect((try? JSONValue(parsing: compact)) == value, "\(name)")
                 if let count = found.compactByteCount {
                     var encoded: [UInt8] = []

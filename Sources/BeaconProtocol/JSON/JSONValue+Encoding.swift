@@ -101,31 +101,17 @@ public enum JSONWriter {
         var text = string
         text.withUTF8 { utf8 in
             guard let base = utf8.baseAddress else { return }
-            var runStart = 0
-            var index = 0
             let count = utf8.count
-            while index < count {
-                if index &+ 8 <= count {
-                    let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                    if !SWAR.needsEscape(word) {
-                        index &+= 8
-                        continue
-                    }
+            var runStart = 0
+            while true {
+                // Runs without anything to escape are copied whole.
+                let next = SWAR.firstEscape(base, from: runStart, end: count)
+                if runStart < next {
+                    buffer.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: next - runStart))
                 }
-                let byte = base[index]
-                if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
-                    index &+= 1
-                    continue
-                }
-                if runStart < index {
-                    buffer.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: index - runStart))
-                }
-                appendEscape(byte, to: &buffer)
-                index &+= 1
-                runStart = index
-            }
-            if runStart < count {
-                buffer.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart))
+                if next == count { break }
+                appendEscape(base[next], to: &buffer)
+                runStart = next &+ 1
             }
         }
         buffer.append(UInt8(ascii: "\""))
