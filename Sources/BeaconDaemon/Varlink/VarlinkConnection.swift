@@ -14,9 +14,9 @@ public final class VarlinkConnection {
     /// Per-connection state of the service.
     public var serviceState: AnyObject?
 
-    // Used on the event loop only, and no access to these spans a call that could reach them again (``sendEncoded(_:)``
-    // hands its closure a local array, not `output`): they skip the runtime exclusivity checks, which are read on
-    // every call.
+    // These are read or written for every call. They are used on the event loop only, and no access to them spans a
+    // call that could reach them again (``sendEncoded(_:)`` hands its closure a local array, not `output`), so they
+    // skip the runtime exclusivity checks.
     /// The streamed call running on the connection, set by ``beginStream()``.
     @exclusivity(unchecked) public private(set) var isStreaming = false
     @exclusivity(unchecked) public private(set) var isClosed = false
