@@ -37,6 +37,22 @@ struct JSONEncodingTests {
         #expect(value.byteSize == expected.utf8.count)
     }
 
+    @Test func integersAreWrittenAsSwiftPrintsThem() {
+        var values: [Int64] = Array(-1_100...1_100) + [.min, .max, .min + 1, .max - 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -power + 1, -power, -power - 1]
+        }
+        var generator = SystemRandomNumberGenerator()
+        values += (0..<2_000).map { _ in Int64.random(in: .min ... .max, using: &generator) }
+        for value in values {
+            var bytes: [UInt8] = []
+            JSONWriter.appendInt(value, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(value))
+        }
+    }
+
     @Test func roundTrips() throws {
         let values: [JSONValue] = [
             ["method": "io.beacon.Properties.Get", "parameters": ["key": "user.name"]],

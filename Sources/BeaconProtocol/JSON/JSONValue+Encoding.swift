@@ -73,14 +73,20 @@ public enum JSONWriter {
             buffer.append(UInt8(ascii: "0") + UInt8(magnitude))
             return
         }
-        // At most 20 digits, written backwards into a stack buffer.
+        // At most 20 digits, written backwards into a stack buffer two at a time.
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &digits) { scratch in
             var index = scratch.count
-            while magnitude > 0 {
-                index -= 1
-                scratch[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
+            while magnitude >= 10 {
+                let pair = Int(magnitude % 100)
+                magnitude /= 100
+                index &-= 2
+                scratch[index] = UInt8(truncatingIfNeeded: 0x30 &+ pair / 10)
+                scratch[index &+ 1] = UInt8(truncatingIfNeeded: 0x30 &+ pair % 10)
+            }
+            if magnitude > 0 || index == scratch.count {
+                index &-= 1
+                scratch[index] = UInt8(truncatingIfNeeded: 0x30 &+ magnitude)
             }
             buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[index...]))
         }
