@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(name: "SignalsTests", dependencies: ["Signals", "SignalsFoundation"], swiftSettings: strict),
         .testTarget(
             name: "BeaconProtocolTests",
-            dependencies: ["BeaconProtocol", "BeaconProtocolFoundation"],
+            dependencies: ["BeaconProtocol", "BeaconProtocolFoundation", "BeaconTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

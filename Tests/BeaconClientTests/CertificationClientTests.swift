@@ -23,16 +23,12 @@ struct CertificationClientTests {
         let directory = try makeTemporaryDirectory("beacon-certification")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socketPath = directory + "/certification.sock"
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: python)
-        server.arguments = ["-m", "varlink.tests.test_certification", "--varlink=unix:" + socketPath]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let server = try ChildProcess(
+            python, ["-m", "varlink.tests.test_certification", "--varlink=unix:" + socketPath])
         defer {
-            // SIGKILL: the server keeps no state, and SIGTERM may be blocked in the signal mask it inherits.
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
+            // SIGKILL: the server keeps no state.
+            server.signal(SIGKILL)
+            server.wait()
         }
 
         // The server is ready when its socket accepts a connection.

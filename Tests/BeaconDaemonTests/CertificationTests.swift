@@ -1,5 +1,6 @@
 import BeaconDaemon
 import BeaconProtocol
+import BeaconTestSupport
 import Foundation
 import Testing
 
@@ -193,41 +194,20 @@ private func runWithDeadline(_ executable: String, _ arguments: [String], deadli
     _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
     _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
 
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-    let (exits, exited) = AsyncStream<Int32>.makeStream()
-    process.terminationHandler = { finished in
-        exited.yield(finished.terminationStatus)
-        exited.finish()
-    }
-    try process.run()
-    let pid = process.processIdentifier
-
-    let status: Int32? = await withTaskGroup(of: Int32?.self) { group in
-        group.addTask {
-            for await status in exits { return status }
-            return nil
-        }
-        group.addTask {
-            try? await Task.sleep(for: deadline)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
+    let process = try ChildProcess(executable, arguments, output: .file(outputPath), error: .file(errorPath))
+    let clock = ContinuousClock()
+    let end = clock.now + deadline
+    while process.isRunning && clock.now < end {
+        try await Task.sleep(for: .milliseconds(20))
     }
     var timedOut = false
-    if status == nil {
+    if process.isRunning {
         timedOut = true
-        kill(pid, SIGKILL)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
     }
+    let status = process.wait()
     return ProcessRun(
-        status: status ?? process.terminationStatus,
+        status: status,
         output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
         errors: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "",
         timedOut: timedOut

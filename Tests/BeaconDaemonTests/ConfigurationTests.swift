@@ -114,15 +114,9 @@ struct ConfigurationTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = try Self.writeConfig(directory, #"{"limits": {"maxValueSize": -5}}"#)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try BuiltProducts.beacond())
-        process.arguments = ["--config", file]
-        let pipe = Pipe()
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 2)
+        let process = try ChildProcess(try BuiltProducts.beacond(), ["--config", file], error: .capture)
+        let output = String(decoding: process.readError(), as: UTF8.self)
+        #expect(process.wait() == 2)
         #expect(output.contains("limits.maxValueSize"))
     }
 

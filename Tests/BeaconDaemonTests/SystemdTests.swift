@@ -23,25 +23,20 @@ struct SystemdTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/activated.sock"
         let notify = try NotifySocket(path: directory + "/notify.sock")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.activator)
         // The activator passes its children only the variables named with -E.
         let environment = [
             "XDG_RUNTIME_DIR": directory + "/run", "XDG_STATE_HOME": directory + "/state",
             "XDG_CONFIG_HOME": directory + "/config", "HOME": directory, "NOTIFY_SOCKET": notify.path,
         ]
-        process.arguments =
+        let arguments =
             ["-l", path] + environment.sorted { $0.key < $1.key }.map { "-E\($0.key)=\($0.value)" }
             + [try BuiltProducts.beacond()]
-        process.environment = environment
         let log = directory + "/log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        try process.run()
+        let process = try ChildProcess(Self.activator, arguments, environment: environment, error: .file(log))
         defer {
             if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.signal(SIGKILL)
+                process.wait()
             }
         }
 
@@ -63,9 +58,8 @@ struct SystemdTests {
         // No socket of its own was bound at the default path.
         #expect(access(directory + "/run/beacon.sock", F_OK) != 0)
 
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        process.signal(SIGTERM)
+        #expect(process.wait() == 0)
         try notify.wait(for: "STOPPING=1")
     }
 }

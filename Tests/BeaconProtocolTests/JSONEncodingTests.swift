@@ -1,4 +1,5 @@
 import BeaconProtocolFoundation
+import BeaconTestSupport
 import Foundation
 import Testing
 
@@ -162,18 +163,8 @@ func pythonPath() -> String? {
 }
 
 func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let stdin = Pipe()
-    let stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input))
-    try stdin.fileHandleForWriting.close()
-    let data = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
+    let process = try ChildProcess(executable, arguments, input: input, output: .capture)
+    let data = process.readOutput()
+    #expect(process.wait() == 0)
     return String(decoding: data, as: UTF8.self)
 }

@@ -1,5 +1,5 @@
+import BeaconTestSupport
 import Foundation
-import Synchronization
 import Testing
 
 @testable import BeaconSystemd
@@ -17,11 +17,6 @@ private let childMarker = "BEACON_TEST_SOCKET_ACTIVATION_CHILD"
 /// listening socket at fd 3. The child answers the connection that caused the activation with what
 /// ``SocketActivation/listenFileDescriptors()`` returned.
 struct SocketActivationTests {
-    private final class Lines: Sendable {
-        let text = Mutex("")
-        let listening = DispatchSemaphore(value: 0)
-        let exited = DispatchSemaphore(value: 0)
-    }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate")))
     func activatedProcessServesTheFirstConnection() throws {
@@ -29,41 +24,24 @@ struct SocketActivationTests {
         let path = directory.path + "/activate.sock"
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
-        process.arguments = [
-            "--listen=\(path)", "--setenv=\(childMarker)=1", executable,
-            "--testing-library", "swift-testing", "--filter", "SocketActivationTests/activatedChild",
-        ]
-        let errorPipe = Pipe()
-        process.standardError = errorPipe
-        process.standardOutput = FileHandle.nullDevice
-        let lines = Lines()
-        errorPipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            let becameListening = lines.text.withLock { text in
-                let before = text.contains("Listening on")
-                text += String(decoding: data, as: UTF8.self)
-                return !before && text.contains("Listening on")
-            }
-            if becameListening {
-                lines.listening.signal()
-            }
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-            }
-        }
-        process.terminationHandler = { _ in lines.exited.signal() }
-        try process.run()
+        let process = try ChildProcess(
+            "/usr/bin/systemd-socket-activate",
+            [
+                "--listen=\(path)", "--setenv=\(childMarker)=1", executable,
+                "--testing-library", "swift-testing", "--filter", "SocketActivationTests/activatedChild",
+            ],
+            error: .capture)
         defer {
             if process.isRunning {
-                process.terminate()
+                process.signal(SIGKILL)
+                process.wait()
             }
         }
-
+        let listening = "Listening on"
+        var messages = process.readError(until: { String(decoding: $0, as: UTF8.self).contains(listening) })
         try #require(
-            lines.listening.wait(timeout: .now() + 30) == .success,
-            "systemd-socket-activate: \(lines.text.withLock { $0 })"
+            String(decoding: messages, as: UTF8.self).contains(listening),
+            "systemd-socket-activate: \(String(decoding: messages, as: UTF8.self))"
         )
 
         let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -74,8 +52,9 @@ struct SocketActivationTests {
         let reply = try readLine(from: client, timeout: .seconds(60))
         #expect(reply == "fds=[3] path=\(path) cloexec=true unset=true")
 
-        try #require(lines.exited.wait(timeout: .now() + 60) == .success)
-        #expect(process.terminationStatus == 0, "\(lines.text.withLock { $0 })")
+        let status = process.wait(within: .seconds(60))
+        messages += process.readError()
+        #expect(status == 0, "\(String(decoding: messages, as: UTF8.self))")
     }
 
     /// Runs only inside the process started by ``activatedProcessServesTheFirstConnection()``.

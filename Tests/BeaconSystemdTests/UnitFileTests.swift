@@ -33,19 +33,12 @@ struct UnitFileTests {
             paths.append(path)
         }
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
-        process.arguments = ["verify", "--user"] + paths
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = runtimeDirectory
-        process.environment = environment
-        let errorPipe = Pipe()
-        process.standardError = errorPipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let errorOutput = errorPipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, standardError: String(decoding: errorOutput, as: UTF8.self))
+        let process = try ChildProcess(
+            "/usr/bin/systemd-analyze", ["verify", "--user"] + paths, environment: environment, error: .capture)
+        let errorOutput = process.readError()
+        return Outcome(status: process.wait(), standardError: String(decoding: errorOutput, as: UTF8.self))
     }
 
     private func installedUnits() throws -> [String: String] {

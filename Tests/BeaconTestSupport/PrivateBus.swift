@@ -12,8 +12,8 @@ public final class PrivateBus: @unchecked Sendable {
     public let directory: URL
     public let socketPath: String
     public private(set) var address = ""
-    private var daemon: Process?
-    private var mocks: [String: Process] = [:]
+    private var daemon: ChildProcess?
+    private var mocks: [String: ChildProcess] = [:]
 
     /// Creates the directory and the configuration; ``start()`` runs the daemon.
     public init() throws {
@@ -48,40 +48,26 @@ public final class PrivateBus: @unchecked Sendable {
     public var plannedAddress: String { "unix:path=\(socketPath)" }
 
     public func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = [
-            "--config-file=\(directory.appendingPathComponent("bus.conf").path)", "--nofork", "--print-address",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            "/usr/bin/dbus-daemon",
+            ["--config-file=\(directory.appendingPathComponent("bus.conf").path)", "--nofork", "--print-address"],
+            output: .capture)
         daemon = process
-        // The daemon prints its address once it listens; end of file means it exited.
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { throw FixtureError("dbus-daemon exited before printing its address") }
-            text += String(decoding: chunk, as: UTF8.self)
+        // The daemon prints its address once it listens; end of output means it exited.
+        let printed = process.readOutput { $0.contains(UInt8(ascii: "\n")) }
+        guard let newline = printed.firstIndex(of: UInt8(ascii: "\n")) else {
+            throw FixtureError("dbus-daemon exited before printing its address")
         }
-        address = String(text.prefix { $0 != "\n" })
+        address = String(decoding: printed[..<newline], as: UTF8.self)
     }
 
     /// Starts `/usr/bin/python3 -m dbusmock ARGUMENTS` on this bus as its system bus, and waits until it owns
     /// `name`.
     public func startMock(name: String, arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-m", "dbusmock"] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
         environment["DBUS_SESSION_BUS_ADDRESS"] = address
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        mocks[name] = process
+        mocks[name] = try ChildProcess("/usr/bin/python3", ["-m", "dbusmock"] + arguments, environment: environment)
         try waitUntil("\(name) owns its name", within: .seconds(20)) {
             let reply = try? busctl(
                 "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
@@ -108,29 +94,21 @@ public final class PrivateBus: @unchecked Sendable {
 
     @discardableResult
     public func busctl(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
-        process.arguments = ["--address=\(address)", "--"] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let process = try ChildProcess(
+            "/usr/bin/busctl", ["--address=\(address)", "--"] + arguments, output: .capture, error: .capture)
+        let data = process.readOutput()
+        let errorData = process.readError()
+        guard process.wait() == 0 else {
             throw FixtureError(
                 "busctl \(arguments.joined(separator: " ")): \(String(decoding: errorData, as: UTF8.self))")
         }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Children inherit the test runner's blocked signal mask (SIGTERM included), so they are killed with SIGKILL.
-    private static func kill(_ process: Process) {
+    private static func kill(_ process: ChildProcess) {
         guard process.isRunning else { return }
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        process.wait()
     }
 
     /// Stops every process and removes the directory.

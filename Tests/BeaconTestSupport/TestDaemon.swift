@@ -17,7 +17,7 @@ public final class TestDaemon: @unchecked Sendable {
     public let arguments: [String]
     /// Variables set on top of the test environment; they win over the ones this class sets.
     public let environment: [String: String]
-    public private(set) var process: Process?
+    public private(set) var process: ChildProcess?
     /// The daemon's `NOTIFY_SOCKET`, new at each start.
     public private(set) var notify: NotifySocket?
 
@@ -38,7 +38,7 @@ public final class TestDaemon: @unchecked Sendable {
 
     /// `unix:PATH` of the daemon's socket.
     public var address: String { "unix:" + socketPath }
-    public var pid: Int32 { process?.processIdentifier ?? 0 }
+    public var pid: Int32 { process?.pid ?? 0 }
     public var isRunning: Bool { process?.isRunning ?? false }
     /// Standard output and error of every start, one after the other.
     public var logPath: String { directory + "/beacond.log" }
@@ -50,9 +50,6 @@ public final class TestDaemon: @unchecked Sendable {
         notify = nil
         let notify = try NotifySocket(path: directory + "/notify.sock")
         self.notify = notify
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try BuiltProducts.beacond())
-        process.arguments = arguments
         var variables = ProcessInfo.processInfo.environment.filter {
             !$0.key.hasPrefix("BEACON_") && !$0.key.hasPrefix("LISTEN_") && !$0.key.hasPrefix("WATCHDOG_")
                 && $0.key != "NOTIFY_SOCKET" && $0.key != "JOURNAL_STREAM"
@@ -66,15 +63,9 @@ public final class TestDaemon: @unchecked Sendable {
         // No system bus: the lifecycle bridge stays off and the daemon says so.
         variables["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + directory + "/no-system-bus"
         for (key, value) in environment { variables[key] = value }
-        process.environment = variables
-        if !FileManager.default.fileExists(atPath: logPath) {
-            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        let process = try ChildProcess(
+            try BuiltProducts.beacond(), arguments, environment: variables, output: .file(logPath),
+            error: .file(logPath))
         self.process = process
         try notify.wait(for: "READY=1", alive: { process.isRunning })
     }
@@ -82,26 +73,21 @@ public final class TestDaemon: @unchecked Sendable {
     /// SIGKILL, then waits for the process to end.
     public func kill() {
         guard let process, process.isRunning else { return }
-        send(SIGKILL, to: process)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        process.wait()
     }
 
     /// SIGTERM, then waits for the process to end; returns its exit status (-1 when it never started).
     @discardableResult
     public func terminate() -> Int32 {
         guard let process else { return -1 }
-        if process.isRunning { send(SIGTERM, to: process) }
-        process.waitUntilExit()
-        return process.terminationStatus
+        process.signal(SIGTERM)
+        return process.wait()
     }
 
     /// Sends the signal `number` to the running daemon.
     public func signal(_ number: Int32) {
         guard let process, process.isRunning else { return }
-        send(number, to: process)
+        process.signal(number)
     }
-}
-
-private func send(_ signal: Int32, to process: Process) {
-    kill(process.processIdentifier, signal)
 }

@@ -62,15 +62,9 @@ func runProcess(_ executable: String, _ arguments: [String]) throws -> (status: 
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let errorPath = directory + "/stderr"
     _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let process = try ChildProcess(executable, arguments, output: .capture, error: .file(errorPath))
+    let data = process.readOutput()
+    let status = process.wait()
     let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self), errors)
+    return (status, String(decoding: data, as: UTF8.self), errors)
 }
