@@ -80,6 +80,13 @@ struct PropertiesTests {
         #expect(got?["ephemeral"] == false)
         #expect(got?["version"]?.intValue == third)
 
+        // A name canonically equivalent to a stored key but spelled with other bytes is not that key.
+        try client.set("app.Key", 1)
+        let kelvin = try client.call("io.beacon.Properties.Get", ["key": "app.\u{212A}ey"])
+        #expect(kelvin.error == "io.beacon.Properties.InvalidKey")
+        // Compared byte for byte: as Strings, the two spellings are equal.
+        #expect(try property("app.Key")?["key"]?.stringValue.map { Array($0.utf8) } == Array("app.Key".utf8))
+
         // A value whose reply is too long to keep with its entry is answered the same way every time.
         let long = String(repeating: "x", count: 4000)
         try client.set("app.long", .string(long))

@@ -93,7 +93,8 @@ public final class ChildProcess: @unchecked Sendable {
             input.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
-                    let count = write(inputEnd, bytes.baseAddress! + offset, bytes.count - offset)
+                    // No SIGPIPE when the child closed its input early.
+                    let count = send(inputEnd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
                     if count < 0 && errno == EINTR { continue }
                     if count <= 0 { break }
                     offset += count
@@ -114,15 +115,15 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Whether the child has not ended yet (reaps it when it has).
     public var isRunning: Bool {
+        // The child is reaped only here, under the lock that ``signal(_:)`` also holds: its pid cannot be reused
+        // by another process while a signal is sent to it.
         reaped.withLock { status in
             guard status == nil else { return false }
             var raw: Int32 = 0
             let result = waitpid(pid, &raw, WNOHANG)
-            if result == pid {
-                status = raw
-                return false
-            }
-            return result == 0
+            if result == 0 || (result < 0 && errno == EINTR) { return true }
+            status = result == pid ? raw : Self.unknownStatus
+            return false
         }
     }
 
@@ -133,22 +134,21 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// Waits until the child ends; returns its exit code, or the number of the signal that ended it.
+    /// Waits until the child ends; returns its exit code, the number of the signal that ended it, or -1 when its
+    /// status could not be had.
     @discardableResult
     public func wait() -> Int32 {
-        while true {
-            if let status = reaped.withLock({ $0 }) { return Self.code(of: status) }
-            var raw: Int32 = 0
-            let result = waitpid(pid, &raw, 0)
-            if result == pid {
-                reaped.withLock { $0 = raw }
-                return Self.code(of: raw)
-            }
-            if result < 0 && errno == EINTR { continue }
-            // Reaped by a concurrent `isRunning` or `wait()`: its status is about to be stored.
-            usleep(1_000)
+        while isRunning {
+            // Waits for the end without reaping the child: `isRunning` reaps it, and also sorts out an error
+            // (EINTR, or a child this process no longer has).
+            var info = siginfo_t()
+            _ = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT)
         }
+        return Self.code(of: reaped.withLock { $0 } ?? Self.unknownStatus)
     }
+
+    /// The status recorded for a child that `waitpid` no longer knows.
+    private static let unknownStatus: Int32 = -1
 
     /// Waits until the child ends or `limit` passes; returns what ``wait()`` returns, or `nil` when time ran out.
     public func wait(within limit: Duration) -> Int32? {
@@ -210,6 +210,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     private static func code(of status: Int32) -> Int32 {
+        guard status != unknownStatus else { return -1 }
         let signal = status & 0x7F
         return signal == 0 ? (status >> 8) & 0xFF : signal
     }

@@ -58,9 +58,11 @@ extension BeaconBus {
 
     func get(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
-        // Every stored key was checked when it was set: only a key that names no property needs the check, which
-        // tells an invalid key from a missing one.
-        guard let index = properties.index(forKey: name) else {
+        // Every stored key was checked when it was set, so a key spelled byte for byte like a stored one needs no
+        // check. Strings compare by canonical equivalence (U+212A KELVIN SIGN equals "K"): a name found with other
+        // bytes is checked, and refused, like a name that is not found.
+        guard let index = properties.index(forKey: name), properties.keys[index].utf8.elementsEqual(name.utf8)
+        else {
             _ = try parseKey(name)
             throw BusError.keyNotFound(name)
         }
