@@ -58,11 +58,10 @@ extension BeaconBus {
 
     func get(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
-        // Every stored key was checked when it was set, so a key spelled byte for byte like a stored one needs no
-        // check. Strings compare by canonical equivalence (U+212A KELVIN SIGN equals "K"): a name found with other
-        // bytes is checked, and refused, like a name that is not found.
-        guard let index = properties.index(forKey: name), properties.keys[index].utf8.elementsEqual(name.utf8)
-        else {
+        // Every stored key was checked when it was set, so a name that finds one needs no check, as long as it is
+        // ASCII like every key: Strings compare by canonical equivalence, and U+212A KELVIN SIGN equals "K". Any
+        // other name is checked (and a non-ASCII one refused) like a name that finds nothing.
+        guard Self.isASCII(name), let index = properties.index(forKey: name) else {
             _ = try parseKey(name)
             throw BusError.keyNotFound(name)
         }
@@ -79,6 +78,11 @@ extension BeaconBus {
             properties.values[index].getReply = reply
         }
         client.connection.sendEncoded { $0.append(contentsOf: reply) }
+    }
+
+    static func isASCII(_ string: String) -> Bool {
+        var string = string
+        return string.withUTF8 { $0.allSatisfy { $0 < 0x80 } }
     }
 
     func encodeProperty(_ key: String, _ entry: Entry, into buffer: inout [UInt8]) {
