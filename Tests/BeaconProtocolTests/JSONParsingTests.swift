@@ -283,4 +283,16 @@ struct SplitMix64: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    /// One to three random edits of `input`: a byte replaced, removed, or an ASCII byte inserted.
+    mutating func mutate(_ input: inout [UInt8]) {
+        for _ in 0..<(1 + next() % 3) where !input.isEmpty {
+            let position = Int(next() % UInt64(input.count))
+            switch next() % 3 {
+            case 0: input[position] = UInt8(truncatingIfNeeded: next())
+            case 1: input.remove(at: position)
+            default: input.insert(UInt8(truncatingIfNeeded: next() % 128), at: position)
+            }
+        }
+    }
 }

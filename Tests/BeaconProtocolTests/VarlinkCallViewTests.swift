@@ -163,14 +163,7 @@ struct VarlinkCallViewTests {
         var views = 0
         for round in 0..<9000 {
             var input = seeds[round % seeds.count]
-            for _ in 0..<(1 + generator.next() % 3) where !input.isEmpty {
-                let position = Int(generator.next() % UInt64(input.count))
-                switch generator.next() % 3 {
-                case 0: input[position] = UInt8(truncatingIfNeeded: generator.next())
-                case 1: input.remove(at: position)
-                default: input.insert(UInt8(truncatingIfNeeded: generator.next() % 128), at: position)
-                }
-            }
+            generator.mutate(&input)
             if check(input, limits: JSONLimits(maxDepth: 4, maxBytes: 4096)) { views += 1 }
         }
         #expect(views > 0)

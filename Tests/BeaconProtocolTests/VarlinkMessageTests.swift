@@ -155,14 +155,7 @@ struct VarlinkMessageTests {
         var errors = 0
         for _ in 0..<3000 {
             var input = seed
-            for _ in 0..<(1 + generator.next() % 3) where !input.isEmpty {
-                let position = Int(generator.next() % UInt64(input.count))
-                switch generator.next() % 3 {
-                case 0: input[position] = UInt8(truncatingIfNeeded: generator.next())
-                case 1: input.remove(at: position)
-                default: input.insert(UInt8(truncatingIfNeeded: generator.next() % 128), at: position)
-                }
-            }
+            generator.mutate(&input)
             do {
                 let call = try VarlinkCall(parsing: input, limits: JSONLimits(maxDepth: 4, maxBytes: 4096))
                 #expect(VarlinkNames.isValidQualifiedMemberName(call.method))

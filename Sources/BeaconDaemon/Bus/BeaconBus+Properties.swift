@@ -296,7 +296,7 @@ extension BeaconBus {
         let old = try parameters.bool("old", default: false)
         let since = try parameters.optionalInt("since")
         let subscription = Subscription(kind: .watch(old: old), patterns: patterns, client: client, start: version)
-        var fragments: [[UInt8]] = []
+        var changes: [ChangeEvent] = []
         var resync = false
         func matches(_ key: PropertyKey) -> Bool { patterns.contains { $0.matches(key) } }
         if let since, since >= historyFloor, since <= version {
@@ -321,7 +321,7 @@ extension BeaconBus {
                 }
             }
             replay.sort { $0.version < $1.version }
-            fragments = replay.map { $0.fragment(includingOld: false) }
+            changes = replay
         } else if since != nil || initial {
             resync = since != nil
             var current: [ChangeEvent] = []
@@ -335,12 +335,14 @@ extension BeaconBus {
                 }
             }
             current.sort { $0.version < $1.version }
-            fragments = current.map { $0.fragment(includingOld: false) }
+            changes = current
         }
         addSubscription(subscription)
         let current = version
         client.connection.sendEncoded { buffer in
-            StreamReply.changes(fragments, version: current, resync: resync, into: &buffer)
+            StreamReply.changes(
+                0..<Int32(changes.count), of: changes, includingOld: false, version: current, resync: resync,
+                into: &buffer)
         }
         client.connection.beginStream()
     }

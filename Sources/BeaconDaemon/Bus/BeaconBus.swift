@@ -499,8 +499,7 @@ public final class BeaconBus: VarlinkService {
             subscription.overflow = 0
             connection.sendEncoded { buffer in
                 StreamReply.changes(
-                    events.lazy.map { $0.fragment(includingOld: old) },
-                    version: events.last?.version ?? version,
+                    0..<Int32(events.count), of: events, includingOld: old, version: events.last?.version ?? version,
                     overflow: overflow,
                     into: &buffer
                 )

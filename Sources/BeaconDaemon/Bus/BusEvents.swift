@@ -25,7 +25,7 @@ final class ChangeEvent {
     private var appendedWithOld = false
 
     /// The `Change` object's JSON, with or without the old value.
-    func fragment(includingOld: Bool) -> [UInt8] {
+    private func fragment(includingOld: Bool) -> [UInt8] {
         if includingOld {
             if let withOld { return withOld }
             let bytes = encoded(includingOld: true)
@@ -113,30 +113,14 @@ struct NotificationEvent {
 
 /// Encodes the streamed replies of Watch and Observe.
 enum StreamReply {
-    /// `{"parameters":{"changes":[…],"version":V,…},"continues":true}` and the NUL.
+    /// `{"parameters":{"changes":[…],"version":V,…},"continues":true}` and the NUL, for the changes at `positions`
+    /// of `events`, each with or without its old value.
     static func changes(
-        _ fragments: some Sequence<[UInt8]>,
-        version: Int64,
-        resync: Bool = false,
-        overflow: Int = 0,
-        into buffer: inout [UInt8]
-    ) {
-        JSONWriter.appendASCII("{\"parameters\":{\"changes\":[", to: &buffer)
-        var first = true
-        for fragment in fragments {
-            if !first { buffer.append(UInt8(ascii: ",")) }
-            first = false
-            buffer.append(contentsOf: fragment)
-        }
-        endChanges(version: version, resync: resync, overflow: overflow, into: &buffer)
-    }
-
-    /// The same reply for the changes at `positions` of `events`.
-    static func changes(
-        _ positions: [Int32],
+        _ positions: some Sequence<Int32>,
         of events: [ChangeEvent],
         includingOld: Bool,
         version: Int64,
+        resync: Bool = false,
         overflow: Int = 0,
         into buffer: inout [UInt8]
     ) {
@@ -147,10 +131,6 @@ enum StreamReply {
             first = false
             events[Int(position)].append(includingOld: includingOld, to: &buffer)
         }
-        endChanges(version: version, resync: false, overflow: overflow, into: &buffer)
-    }
-
-    private static func endChanges(version: Int64, resync: Bool, overflow: Int, into buffer: inout [UInt8]) {
         JSONWriter.appendASCII("],\"version\":", to: &buffer)
         JSONWriter.appendInt(version, to: &buffer)
         if resync { JSONWriter.appendASCII(",\"resync\":true", to: &buffer) }
