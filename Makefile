@@ -68,11 +68,8 @@ BINDIR := $(HOME)/.local/bin
 UNITDIR := $(or $(XDG_CONFIG_HOME),$(HOME)/.config)/systemd/user
 
 install-user: apt-deps
-	$(SWIFT) build -c release --static-swift-stdlib --product beacond
-	$(SWIFT) build -c release --static-swift-stdlib --product beaconctl
-	install -d -m 0755 $(BINDIR) $(UNITDIR)
-	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/beacond" \
-		"$$($(SWIFT) build -c release --show-bin-path)/beaconctl" $(BINDIR)/
+	bin=$$(SWIFT=$(SWIFT) scripts/build-release.sh --static-swift-stdlib beacond beaconctl) && \
+		install -d -m 0755 $(BINDIR) $(UNITDIR) && install -m 0755 "$$bin/beacond" "$$bin/beaconctl" $(BINDIR)/
 	install -m 0644 systemd/beacon.service systemd/beacon.socket $(UNITDIR)/
 	install -d -m 0700 $(HOME)/.local/state/beacon
 	if command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1; then \

@@ -54,9 +54,9 @@ if [ -n "$need" ]; then
 	apt-get install -y -q $need >"$WORK/apt.log" 2>&1 || die "apt-get install$need failed: $(tail -5 "$WORK/apt.log")"
 fi
 
-(cd "$ROOT" && swift build -c release --product beacond) >"$WORK/build.log" 2>&1 ||
+BIN=$("$ROOT/scripts/build-release.sh" beacond 2>"$WORK/build.log") ||
 	die "beacond build failed: $(tail -20 "$WORK/build.log")"
-BEACOND=$(cd "$ROOT" && swift build -c release --show-bin-path)/beacond
+BEACOND=$BIN/beacond
 (cd "$ROOT/Benchmarks/Bus" && swift build -c release --product beacon-bus-bench) >>"$WORK/build.log" 2>&1 ||
 	die "bench build failed: $(tail -20 "$WORK/build.log")"
 BENCH=$(cd "$ROOT/Benchmarks/Bus" && swift build -c release --show-bin-path)/beacon-bus-bench

@@ -9,8 +9,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -ge 1 ]; then
 	BEACOND=$1
 else
-	(cd "$ROOT" && swift build -c release --product beacond >/dev/null)
-	BEACOND=$(cd "$ROOT" && swift build -c release --show-bin-path)/beacond
+	BEACOND=$("$ROOT/scripts/build-release.sh" beacond)/beacond
 fi
 (cd "$ROOT/Benchmarks/Bus" && swift build -c release --product beacon-bus-bench >/dev/null)
 BENCH=$(cd "$ROOT/Benchmarks/Bus" && swift build -c release --show-bin-path)/beacon-bus-bench
