@@ -166,6 +166,35 @@ public final class ChildProcess: @unchecked Sendable {
     /// The child's standard error up to its end (``Output/capture`` only).
     public func readError() -> [UInt8] { Self.readAll(errorDescriptor) }
 
+    /// Standard output and standard error, both to their ends (both ``Output/capture``); reads whichever has
+    /// data, so a child that fills one pipe while the other is being read cannot stall.
+    public func readOutputAndError() -> (output: [UInt8], error: [UInt8]) {
+        var output: [UInt8] = []
+        var error: [UInt8] = []
+        var waiting = [
+            pollfd(fd: outputDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: errorDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while waiting.contains(where: { $0.fd >= 0 }) {
+            let ready = poll(&waiting, nfds_t(waiting.count), -1)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { break }
+            for index in waiting.indices where waiting[index].fd >= 0 && waiting[index].revents != 0 {
+                let descriptor = waiting[index].fd
+                let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 {
+                    // poll skips negative descriptors: this one has ended.
+                    waiting[index].fd = -1
+                    continue
+                }
+                if index == 0 { output += chunk[..<count] } else { error += chunk[..<count] }
+            }
+        }
+        return (output, error)
+    }
+
     /// Reads standard output until `done` holds for what was read, the output ends, or `limit` passes; returns
     /// what was read (``Output/capture`` only).
     public func readOutput(until done: ([UInt8]) -> Bool, within limit: Duration = .seconds(30)) -> [UInt8] {

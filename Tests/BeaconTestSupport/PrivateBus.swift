@@ -96,8 +96,7 @@ public final class PrivateBus: @unchecked Sendable {
     public func busctl(_ arguments: [String]) throws -> String {
         let process = try ChildProcess(
             "/usr/bin/busctl", ["--address=\(address)", "--"] + arguments, output: .capture, error: .capture)
-        let data = process.readOutput()
-        let errorData = process.readError()
+        let (data, errorData) = process.readOutputAndError()
         guard process.wait() == 0 else {
             throw FixtureError(
                 "busctl \(arguments.joined(separator: " ")): \(String(decoding: errorData, as: UTF8.self))")
