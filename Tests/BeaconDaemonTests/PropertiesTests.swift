@@ -177,4 +177,51 @@ struct PropertiesTests {
         reply = try client.call("io.beacon.Properties.List", ["prefix": "a.*"])
         #expect(reply.error == "io.beacon.Properties.InvalidKey")
     }
+
+    /// Calls whose member names are written with escapes are parsed in full instead of read in place: both ways
+    /// must read the same parameters and give the same answers.
+    @Test("calls with escaped member names get the same answers as calls read in place")
+    func escapedMemberNames() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        func raw(_ text: String) throws -> VarlinkReply {
+            client.sendRaw(Array(text.utf8) + [0])
+            return try client.receive()
+        }
+        var reply = try raw(
+            #"{"method":"io.beacon.Properties.Set","parameters":{"k\u0065y":"app.mode","v\u0061lue":{"n":[1,"x"]}}}"#)
+        #expect(reply.error == nil)
+        let first = try #require(reply.parameters["version"]?.intValue)
+        let plain = try client.parameters("io.beacon.Properties.Get", ["key": "app.mode"])["property"]
+        #expect(plain?["value"] == ["n": [1, "x"]])
+        #expect(plain?["version"]?.intValue == first)
+        #expect(plain?["ephemeral"] == false)
+
+        reply = try raw(
+            #"{"method":"io.beacon.Properties.Set","parameters":{"key":"app.mode","value":2,"\u0069fVersion":\#(first),"ephemer\u0061l":true}}"#
+        )
+        #expect(reply.error == nil)
+        let second = try #require(reply.parameters["version"]?.intValue)
+        reply = try raw(#"{"method":"io.beacon.Properties.Get","parameters":{"\u006bey":"app.mode"}}"#)
+        #expect(reply.parameters["property"]?["value"] == 2)
+        #expect(reply.parameters["property"]?["version"]?.intValue == second)
+        #expect(reply.parameters["property"]?["ephemeral"] == true)
+
+        // The same errors either way (a stale ifVersion, a parameter of the wrong type, a missing one), and an
+        // unknown parameter is ignored.
+        reply = try raw(
+            #"{"method":"io.beacon.Properties.Set","parameters":{"key":"app.mode","value":3,"\u0069fVersion":\#(first)}}"#
+        )
+        #expect(reply.error == "io.beacon.Properties.VersionMismatch")
+        #expect(reply.parameters["actual"]?.intValue == second)
+        reply = try raw(#"{"method":"io.beacon.Properties.Set","parameters":{"k\u0065y":7,"value":3}}"#)
+        #expect(reply.error == "org.varlink.service.InvalidParameter")
+        #expect(reply.parameters["parameter"] == "key")
+        reply = try raw(#"{"method":"io.beacon.Properties.Set","parameters":{"k\u0065y":"app.mode"}}"#)
+        #expect(reply.error == "org.varlink.service.InvalidParameter")
+        #expect(reply.parameters["parameter"] == "value")
+        reply = try raw(
+            #"{"method":"io.beacon.Properties.Get","parameters":{"k\u0065y":"app.mode","ephemeral":"yes"}}"#)
+        #expect(reply.parameters["property"]?["value"] == 2)
+    }
 }

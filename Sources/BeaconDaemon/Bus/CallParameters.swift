@@ -5,28 +5,33 @@ import BeaconProtocol
 /// Reads a parsed ``VarlinkCall`` or, with the same results, a ``VarlinkCallView`` in place.
 struct CallParameters {
     private let values: [String: JSONValue]
-    private let view: VarlinkCallView?
+    /// The call read in place, or ``VarlinkCallView/none`` when the parameters were parsed into ``values``. Not an
+    /// optional: reading a view out of one copies its ~230 bytes on every access.
+    private let view: VarlinkCallView
+    private let inPlace: Bool
 
     init(_ call: VarlinkCall) {
         values = call.parameters
-        view = nil
+        view = .none
+        inPlace = false
     }
 
     /// The parameters of a call read in place; valid as long as the view is.
     init(_ call: VarlinkCallView) {
         values = [:]
         view = call
+        inPlace = true
     }
 
     /// The parameter as a parsed value.
     private func parsed(_ name: StaticString) -> JSONValue? {
-        if view != nil { return view?.parameter(name)?.jsonValue }
+        if inPlace { return view.parameter(name)?.jsonValue }
         return values[name.description]
     }
 
     func string(_ name: StaticString) throws(VarlinkError) -> String {
-        if view != nil {
-            guard let value = view?.parameter(name)?.stringValue else { throw .invalidParameter(name.description) }
+        if inPlace {
+            guard let value = view.parameter(name)?.stringValue else { throw .invalidParameter(name.description) }
             return value
         }
         guard case .string(let value)? = values[name.description] else { throw .invalidParameter(name.description) }
@@ -34,8 +39,8 @@ struct CallParameters {
     }
 
     func optionalString(_ name: StaticString) throws(VarlinkError) -> String? {
-        if view != nil {
-            guard let value = view?.parameter(name), value.kind != .null else { return nil }
+        if inPlace {
+            guard let value = view.parameter(name), value.kind != .null else { return nil }
             guard let string = value.stringValue else { throw .invalidParameter(name.description) }
             return string
         }
@@ -48,8 +53,8 @@ struct CallParameters {
 
     func optionalInt(_ name: StaticString) throws(VarlinkError) -> Int64? {
         let value: JSONValue?
-        if view != nil {
-            guard let parameter = view?.parameter(name), parameter.kind != .null else { return nil }
+        if inPlace {
+            guard let parameter = view.parameter(name), parameter.kind != .null else { return nil }
             if let integer = parameter.intValue { return integer }
             value = parameter.jsonValue
         } else {
@@ -64,8 +69,8 @@ struct CallParameters {
     }
 
     func bool(_ name: StaticString, default fallback: Bool) throws(VarlinkError) -> Bool {
-        if view != nil {
-            guard let value = view?.parameter(name), value.kind != .null else { return fallback }
+        if inPlace {
+            guard let value = view.parameter(name), value.kind != .null else { return fallback }
             guard let flag = value.boolValue else { throw .invalidParameter(name.description) }
             return flag
         }
@@ -103,8 +108,8 @@ struct CallParameters {
 
     /// A required parameter of any JSON type (JSON `null` included), as compact JSON text.
     func encodedValue(_ name: StaticString) throws(VarlinkError) -> [UInt8] {
-        if view != nil {
-            guard let value = view?.parameter(name) else { throw .invalidParameter(name.description) }
+        if inPlace {
+            guard let value = view.parameter(name) else { throw .invalidParameter(name.description) }
             return value.compactBytes
         }
         guard let value = values[name.description] else { throw .invalidParameter(name.description) }
@@ -118,8 +123,8 @@ struct CallParameters {
     func appendOptionalEncodedValue(
         _ name: StaticString, after prefix: StaticString, to buffer: inout [UInt8]
     ) -> Int? {
-        if view != nil {
-            guard let value = view?.parameter(name), value.kind != .null else { return nil }
+        if inPlace {
+            guard let value = view.parameter(name), value.kind != .null else { return nil }
             JSONWriter.appendASCII(prefix, to: &buffer)
             let start = buffer.count
             value.appendCompact(to: &buffer)

@@ -36,6 +36,17 @@ public struct VarlinkCallView {
         }
     }
 
+    /// A view of no call: an empty method name and no parameters. For holders of either a view or a parsed
+    /// ``VarlinkCall``, which can then read a view in place instead of copying it out of an optional.
+    public static var none: VarlinkCallView { VarlinkCallView() }
+
+    private init() {
+        base = Self.noBytes
+    }
+
+    /// What ``none`` points at: one byte, never written, that it reads nothing through.
+    private nonisolated(unsafe) static let noBytes = UnsafePointer(UnsafeMutablePointer<UInt8>.allocate(capacity: 1))
+
     /// Whether the method is a valid `interface.Member` name, which ``VarlinkCall/init(parsing:limits:)``
     /// requires. ``init(parsing:limits:)`` leaves this check to the caller, as a method compared equal to a valid
     /// name with ``methodIs(_:)`` passes it.
