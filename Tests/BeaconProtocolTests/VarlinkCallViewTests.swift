@@ -168,4 +168,14 @@ struct VarlinkCallViewTests {
         }
         #expect(views > 0)
     }
+
+    @Test func theViewOfNoCallHasNoMethodAndNoParameters() {
+        let view = VarlinkCallView.none
+        #expect(view.method.isEmpty)
+        #expect(!view.hasValidMethodName)
+        #expect(!view.methodIs("io.beacon.Properties.Get"))
+        #expect(view.parameter("key") == nil)
+        #expect(!view.more && !view.oneway && !view.upgrade)
+        #expect(view.call.method.isEmpty && view.call.parameters.isEmpty)
+    }
 }

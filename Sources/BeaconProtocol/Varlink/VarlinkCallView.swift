@@ -44,7 +44,8 @@ public struct VarlinkCallView {
         base = Self.noBytes
     }
 
-    /// What ``none`` points at: one byte, never written, that it reads nothing through.
+    /// The base of ``none``: one byte, never read or written, since a view without a method or parameters has
+    /// nothing to read.
     private nonisolated(unsafe) static let noBytes = UnsafePointer(UnsafeMutablePointer<UInt8>.allocate(capacity: 1))
 
     /// Whether the method is a valid `interface.Member` name, which ``VarlinkCall/init(parsing:limits:)``
