@@ -4,6 +4,7 @@
 #
 # usage: scripts/build-release.sh [SWIFT BUILD FLAG...] PRODUCT...
 #   e.g. scripts/build-release.sh --static-swift-stdlib beacond beaconctl
+# Arguments that start with - are flags, the others products: give a flag's value after =, as in --jobs=2.
 #
 # -enforce-exclusivity=unchecked: Swift checks at run time, on every access to a class's stored property or a
 # global, that no other access to it overlaps. On the daemon's event loop these checks (in SwiftNIO and in our

@@ -158,9 +158,10 @@ d11 = med("dbus-broker", "signal 1->1 subs, delivered/s (sum at subscribers)")
 bget = med("beacond", "Get rtt 64B value p50 [all on cpu0]")
 rping = med("redis", "PING rtt p50 [all on cpu0]")
 # Each beacond repetition measures a Redis PING right before its Get: the median of those per-repetition ratios.
-pairs = list(zip(vals.get(("redis, paired with beacond", "PING rtt p50 [all on cpu0]"), []),
-                 vals.get(("beacond", "Get rtt 64B value p50 [all on cpu0]"), [])))
-paired = statistics.median(g / p for p, g in pairs) if pairs else None
+# A repetition whose PING or Get failed leaves the two lists of different lengths: then no pairs are made up.
+pings = vals.get(("redis, paired with beacond", "PING rtt p50 [all on cpu0]"), [])
+gets = vals.get(("beacond", "Get rtt 64B value p50 [all on cpu0]"), [])
+paired = statistics.median(g / p for p, g in zip(pings, gets)) if pings and len(pings) == len(gets) else None
 bset = med("beacond", "Set -> Watch changes received/s by 1 watcher")
 dset = med("dbus-broker", "PropertiesChanged received/s by 1 watcher")
 bsetp = med("beacond", "Set -> Watch changes received/s by 1 watcher, Sets pipelined 1000")

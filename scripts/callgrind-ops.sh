@@ -3,7 +3,7 @@
 # unlike wall-clock rates). Each workload of the bus benchmark runs at two lengths against a fresh daemon; the
 # difference of the daemon's instruction totals divided by the extra operations removes start-up and shutdown.
 #
-# usage: scripts/callgrind-ops.sh [BEACOND]   (default: the release build; needs valgrind and gcc)
+# usage: [KEEP=1] scripts/callgrind-ops.sh [BEACOND]   (default: the release build; needs valgrind and gcc)
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -ge 1 ]; then
@@ -14,7 +14,12 @@ fi
 (cd "$ROOT/Benchmarks/Bus" && swift build -c release --product beacon-bus-bench >/dev/null)
 BENCH=$(cd "$ROOT/Benchmarks/Bus" && swift build -c release --show-bin-path)/beacon-bus-bench
 WORK=$(mktemp -d /tmp/beacon-callgrind.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+if [ "${KEEP:-0}" = 1 ]; then
+	# The profiles stay, one run.*/out per run, for e.g. callgrind_annotate --inclusive=yes DIR/run.XXXXXX/out.
+	trap 'echo "profiles kept in $WORK" >&2' EXIT
+else
+	trap 'rm -rf "$WORK"' EXIT
+fi
 gcc -O2 -shared -fPIC -o "$WORK/sigsuspend.so" "$ROOT/scripts/valgrind-sigsuspend.c" -ldl
 # valgrind 3.19 cannot read the debug information of Swift binaries.
 strip --strip-debug -o "$WORK/beacond" "$BEACOND"
@@ -31,7 +36,12 @@ total() {
 		valgrind --tool=callgrind --callgrind-out-file="$dir/out" "$WORK/beacond" >"$dir/log" 2>&1 &
 	local daemon=$!
 	for _ in $(seq 900); do [ -S "$socket" ] && break; sleep 0.1; done
-	"$BENCH" "$socket" "$@" >/dev/null || { cat "$dir/log" >&2; return 1; }
+	"$BENCH" "$socket" "$@" >/dev/null || {
+		kill -TERM "$daemon"
+		wait "$daemon"
+		cat "$dir/log" >&2
+		return 1
+	}
 	kill -TERM "$daemon"
 	wait "$daemon" || true
 	awk '/^totals:/ {print $2}' "$dir/out"

@@ -191,9 +191,6 @@ private func runWithDeadline(_ executable: String, _ arguments: [String], deadli
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let outputPath = directory + "/stdout"
     let errorPath = directory + "/stderr"
-    _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-
     let process = try ChildProcess(executable, arguments, output: .file(outputPath), error: .file(errorPath))
     let clock = ContinuousClock()
     let end = clock.now + deadline

@@ -6,13 +6,7 @@ import Testing
 @Suite("Configuration sources")
 struct ConfigurationReaderTests {
     static func file(_ text: String) throws -> ConfigurationFile {
-        let document = try JSONValue(parsing: text)
-        var values: [String: ConfigurationFile.Value] = [:]
-        guard case .object(let root) = document else { throw ConfigurationError(key: "", reason: "not an object") }
-        for (name, value) in root {
-            try ConfigurationFile.flatten(value, at: [name], into: &values)
-        }
-        return ConfigurationFile(path: "test.json", document: document, values: values)
+        try ConfigurationFile.parse(Array(text.utf8), path: "test.json")
     }
 
     @Test("flags are kebab-case, variables BEACON_ and snake case, the file dotted; the first source decides")

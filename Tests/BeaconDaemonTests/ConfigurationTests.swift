@@ -91,21 +91,25 @@ struct ConfigurationTests {
         let source = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
             .deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("config/beacond.json").path
+        // No configuration file of the machine's user: the built-in defaults only.
+        let directory = try makeTemporaryDirectory("beacon-config-test")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let isolated = ["XDG_CONFIG_HOME": directory]
         let documented = try await DaemonConfiguration.load(
-            arguments: ["beacond", "--config", source], environment: [:])
-        let builtIn = try await DaemonConfiguration.load(arguments: ["beacond"], environment: [:])
+            arguments: ["beacond", "--config", source], environment: isolated)
+        let builtIn = try await DaemonConfiguration.load(arguments: ["beacond"], environment: isolated)
         #expect(documented.lifecycle == LifecycleSettings())
         #expect(builtIn.lifecycle == LifecycleSettings())
         #expect(documented.bridge.isEmpty)
         let custom = try await DaemonConfiguration.load(
             arguments: ["beacond", "--lifecycle-enabled", "false", "--lifecycle-sleep-timeout-ms", "250"],
-            environment: ["BEACON_LIFECYCLE_SESSION_ID": "c7"])
+            environment: isolated.merging(["BEACON_LIFECYCLE_SESSION_ID": "c7"]) { $1 })
         #expect(!custom.lifecycle.enabled)
         #expect(custom.lifecycle.sleepTimeout == .milliseconds(250))
         #expect(custom.lifecycle.sessionID == "c7")
         await #expect(throws: ConfigurationError.self) {
             try await DaemonConfiguration.load(
-                arguments: ["beacond", "--lifecycle-sleep-timeout-ms", "0"], environment: [:])
+                arguments: ["beacond", "--lifecycle-sleep-timeout-ms", "0"], environment: isolated)
         }
     }
 

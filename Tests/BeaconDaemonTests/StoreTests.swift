@@ -1,3 +1,5 @@
+import BeaconTestSupport
+import Foundation
 import Testing
 
 @testable import BeaconDaemon
@@ -10,27 +12,14 @@ import Testing
 
 @Suite("Store")
 struct StoreTests {
-    static func temporaryDirectory() throws -> String {
-        var template = Array("/tmp/beacon-store-test-XXXXXX".utf8CString)
-        let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
-        try #require(created)
-        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     @Test(
         "the store is in WAL mode with the configured synchronous setting",
         arguments: [
             (PropertyStore.Synchronous.normal, "1"), (.full, "2"),
         ])
     func settings(synchronous: PropertyStore.Synchronous, expected: String) throws {
-        let directory = try Self.temporaryDirectory()
-        defer {
-            for name in ["store.sqlite", "store.sqlite-wal", "store.sqlite-shm"] {
-                unlink(directory + "/state/" + name)
-            }
-            rmdir(directory + "/state")
-            rmdir(directory)
-        }
+        let directory = try makeTemporaryDirectory("beacon-store-test")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try PropertyStore(path: directory + "/state/store.sqlite", synchronous: synchronous)
         #expect(try store.pragma("journal_mode") == "wal")
         #expect(try store.pragma("synchronous") == expected)

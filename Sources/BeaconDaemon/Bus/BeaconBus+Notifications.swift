@@ -76,7 +76,7 @@ extension BeaconBus {
         addSubscription(subscription)
         let current = sequence
         client.connection.sendEncoded { buffer in
-            StreamReply.notifications([], sequence: current, into: &buffer)
+            StreamReply.noNotifications(sequence: current, into: &buffer)
         }
         client.connection.beginStream()
     }

@@ -508,7 +508,7 @@ public final class BeaconBus: VarlinkService {
             guard overflow > 0 else { return }
             subscription.overflow = 0
             connection.sendEncoded { buffer in
-                StreamReply.notifications([], sequence: sequence, overflow: overflow, into: &buffer)
+                StreamReply.noNotifications(sequence: sequence, overflow: overflow, into: &buffer)
             }
         }
     }

@@ -1,6 +1,8 @@
 import BeaconProtocol
 
-/// One change of one property, shared by every subscriber it goes to; its JSON is encoded at most once per form.
+/// One change of one property, shared by every subscriber it goes to. Its JSON is written in place into the first
+/// reply of each form (with or without the old value) and kept from a second reply on, so a form is encoded at most
+/// twice.
 final class ChangeEvent {
     let key: PropertyKey
     /// The new value's JSON text; `nil` for a deletion.
@@ -142,17 +144,14 @@ enum StreamReply {
         buffer.append(0)
     }
 
-    /// `{"parameters":{"notifications":[…],"sequence":S,…},"continues":true}` and the NUL.
-    static func notifications(
-        _ events: [NotificationEvent],
-        sequence: Int64,
-        overflow: Int = 0,
-        into buffer: inout [UInt8]
-    ) {
-        notifications([], of: events, in: [], sequence: sequence, overflow: overflow, into: &buffer)
+    /// `{"parameters":{"notifications":[],"sequence":S,…},"continues":true}` and the NUL: the first reply of an
+    /// Observe, or a report of dropped notifications.
+    static func noNotifications(sequence: Int64, overflow: Int = 0, into buffer: inout [UInt8]) {
+        notifications([], of: [], in: [], sequence: sequence, overflow: overflow, into: &buffer)
     }
 
-    /// The same reply for the events at `positions` of `events`.
+    /// `{"parameters":{"notifications":[…],"sequence":S,…},"continues":true}` and the NUL, for the notifications
+    /// at `positions` of `events`, whose encoded texts lie in `bytes`.
     static func notifications(
         _ positions: [Int32],
         of events: [NotificationEvent],
@@ -171,10 +170,6 @@ enum StreamReply {
                 buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[event.start..<event.end]))
             }
         }
-        endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
-    }
-
-    private static func endNotifications(sequence: Int64, overflow: Int, into buffer: inout [UInt8]) {
         JSONWriter.appendASCII("],\"sequence\":", to: &buffer)
         JSONWriter.appendInt(sequence, to: &buffer)
         if overflow > 0 {

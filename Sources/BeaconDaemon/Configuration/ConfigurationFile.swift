@@ -55,6 +55,11 @@ struct ConfigurationFile: Sendable {
             if allowMissing && code == ENOENT { return nil }
             throw ConfigurationError(key: "config", reason: "cannot read \(path): \(String(cString: strerror(code)))")
         }
+        return try parse(contents, path: path)
+    }
+
+    /// The configuration in `contents`, the text of the file at `path` (named in errors).
+    static func parse(_ contents: [UInt8], path: String) throws -> ConfigurationFile {
         let document: JSONValue
         do {
             document = try JSONValue(parsing: contents)
@@ -71,7 +76,7 @@ struct ConfigurationFile: Sendable {
         return ConfigurationFile(path: path, document: document, values: values)
     }
 
-    static func flatten(
+    private static func flatten(
         _ value: JSONValue,
         at components: [String],
         into values: inout [String: Value]

@@ -42,10 +42,7 @@ public struct DaemonConfiguration: Sendable {
         if let explicit = early.string(forKey: "config") {
             file = try ConfigurationFile.load(explicit, allowMissing: false)
         } else {
-            let path = DefaultPaths.configFile(environment: environment)
-            if POSIX.fileExists(path) {
-                file = try ConfigurationFile.load(path, allowMissing: true)
-            }
+            file = try ConfigurationFile.load(DefaultPaths.configFile(environment: environment), allowMissing: true)
         }
         let reader = file.map { early.adding($0) } ?? early
         return try DaemonConfiguration(reader: reader, environment: environment, file: file)

@@ -37,12 +37,6 @@ enum POSIX {
         return path.isEmpty ? "/" : path
     }
 
-    /// Whether something exists at `path`, following symbolic links.
-    static func fileExists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
-    }
-
     /// The directory part of `path`: `/a/b` for `/a/b/c`, `/` for `/c`, empty for `c` (trailing slashes ignored).
     static func parentDirectory(of path: String) -> String {
         var trimmed = Substring(path)

@@ -170,14 +170,13 @@ struct JSONParser {
         var frames: [Frame] = []
         var pendingValues: [JSONValue] = []
         var pendingKeys: [String] = []
-        let baseFrame = 0
 
         valueLoop: while true {
             let byte = try peekSignificant()
             var value: JSONValue
             switch byte {
             case UInt8(ascii: "{"):
-                try checkDepth(outerDepth + frames.count - baseFrame + 1)
+                try checkDepth(outerDepth + frames.count + 1)
                 position += 1
                 if try peekSignificant() == UInt8(ascii: "}") {
                     position += 1
@@ -188,7 +187,7 @@ struct JSONParser {
                     continue valueLoop
                 }
             case UInt8(ascii: "["):
-                try checkDepth(outerDepth + frames.count - baseFrame + 1)
+                try checkDepth(outerDepth + frames.count + 1)
                 position += 1
                 if try peekSignificant() == UInt8(ascii: "]") {
                     position += 1
@@ -202,7 +201,7 @@ struct JSONParser {
             }
 
             // A value is complete: attach it to the enclosing containers, closing as many as end here.
-            while frames.count > baseFrame {
+            while !frames.isEmpty {
                 pendingValues.append(value)
                 let frame = frames[frames.count - 1]
                 let next = try peekSignificant()

@@ -84,7 +84,7 @@ public enum JSONWriter {
                 scratch[index] = UInt8(truncatingIfNeeded: 0x30 &+ pair / 10)
                 scratch[index &+ 1] = UInt8(truncatingIfNeeded: 0x30 &+ pair % 10)
             }
-            if magnitude > 0 || index == scratch.count {
+            if magnitude > 0 {
                 index &-= 1
                 scratch[index] = UInt8(truncatingIfNeeded: 0x30 &+ magnitude)
             }

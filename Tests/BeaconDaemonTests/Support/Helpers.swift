@@ -56,15 +56,10 @@ extension TestDaemon {
     }
 }
 
-/// Runs a program to its end; standard error goes through a file so that neither output can fill up.
+/// Runs a program to its end and returns its status, standard output and standard error.
 func runProcess(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-    let directory = try makeTemporaryDirectory("beacond-test")
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let errorPath = directory + "/stderr"
-    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-    let process = try ChildProcess(executable, arguments, output: .capture, error: .file(errorPath))
-    let data = process.readOutput()
+    let process = try ChildProcess(executable, arguments, output: .capture, error: .capture)
+    let (output, errors) = process.readOutputAndError()
     let status = process.wait()
-    let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-    return (status, String(decoding: data, as: UTF8.self), errors)
+    return (status, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
 }
