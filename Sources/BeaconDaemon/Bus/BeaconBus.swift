@@ -283,6 +283,12 @@ public final class BeaconBus: VarlinkService {
         core?.scheduleFlush()
     }
 
+    /// Store writes and events wait for the end of the tick: one transaction and one fan-out for every client
+    /// that wrote in it.
+    public var batchesAtEndOfTick: Bool {
+        !pendingOperations.isEmpty || !tickChanges.isEmpty || !tickNotifications.isEmpty
+    }
+
     public func connectionBecameWritable(_ connection: VarlinkConnection) {
         guard let subscription = (connection.serviceState as? BusClient)?.subscription else { return }
         deliverBacklog(subscription)

@@ -260,6 +260,10 @@ public final class VarlinkServerCore {
             flushDeferred = true
             return
         }
+        flushAtEndOfTick()
+    }
+
+    private func flushAtEndOfTick() {
         eventLoop.assumeIsolated().execute { [self] in
             flush()
         }
@@ -270,12 +274,17 @@ public final class VarlinkServerCore {
         channelsReading += 1
     }
 
-    /// A channel's read burst ended: flushes what it queued.
+    /// A channel's read burst ended: flushes what it queued, unless the service batches work of the whole tick;
+    /// then the flush runs at the end of the tick, after the other channels' reads.
     func readBurstEnded() {
         channelsReading -= 1
         if channelsReading == 0 && flushDeferred {
             flushDeferred = false
-            flush()
+            if service.batchesAtEndOfTick {
+                flushAtEndOfTick()
+            } else {
+                flush()
+            }
         }
     }
 

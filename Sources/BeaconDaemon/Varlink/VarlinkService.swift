@@ -48,6 +48,11 @@ public protocol VarlinkService: AnyObject {
     /// tick's changes durable and to queue fan-out messages.
     func willFlush()
 
+    /// Whether ``willFlush()`` has work that is better done once for every channel read in this tick, such as
+    /// store writes to commit in one transaction or events to fan out in one message per subscriber. Then the
+    /// output waits for the end of the tick; otherwise it is written as soon as a channel's read burst ends.
+    var batchesAtEndOfTick: Bool { get }
+
     /// The connection's queued output went below the low watermark again.
     func connectionBecameWritable(_ connection: VarlinkConnection)
 }
@@ -58,5 +63,6 @@ extension VarlinkService {
     public func connectionClosed(_ connection: VarlinkConnection) {}
     public func handle(_ call: VarlinkCallView, on connection: VarlinkConnection) -> Bool { false }
     public func willFlush() {}
+    public var batchesAtEndOfTick: Bool { false }
     public func connectionBecameWritable(_ connection: VarlinkConnection) {}
 }
