@@ -40,6 +40,7 @@ struct LifecycleClientTests {
 
         try logind.callSession("c1", "Lock")
         #expect(try await reasons.wait("willResignActive", until: { $0.count == 1 }) == ["locked"])
+        #expect(try await !firstValue(of: client.lifecycle.isActive, "inactive while locked") { !$0 })
         try logind.callSession("c1", "Unlock")
         #expect(try await firstValue(of: client.lifecycle.isActive, "active again") { $0 })
 

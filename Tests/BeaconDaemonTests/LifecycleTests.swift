@@ -282,17 +282,24 @@ struct LifecycleTests {
 
     @Test("a participant that does not answer holds sleep back no longer than the sleep timeout")
     func sleepTimeout() throws {
-        let fixture = try Fixture(arguments: ["--lifecycle-sleep-timeout-ms", "300"])
+        // logind's own cap (InhibitDelayMaxUSec) is far off, and the default timeout (3 s) is not the one set.
+        let fixture = try Fixture(arguments: ["--lifecycle-sleep-timeout-ms", "500"], inhibitDelayMax: 60_000_000)
         let logind = fixture.logind
         try fixture.waitForBridge()
         try logind.waitForOpenInhibitors(1)
         let participant = try fixture.daemon.connect()
         #expect(try participant.call("io.beacon.Lifecycle.HoldSleep", more: true)["event"] == "registered")
+        let clock = ContinuousClock()
+        let start = clock.now
         try logind.emitManagerSignal("PrepareForSleep", true)
         let told = try participant.receive()
         #expect(told["event"] == "willSleep")
-        #expect(told["timeoutUsec"] == 300_000)
+        #expect(told["timeoutUsec"] == 500_000)
         try logind.waitForOpenInhibitors(0)
+        let held = clock.now - start
+        // Held while the participant was silent, and let go by the configured timeout, not a later one.
+        #expect(held >= .milliseconds(450))
+        #expect(held < .milliseconds(2500))
     }
 
     @Test("logind leaving and coming back: the daemon serves on, reports it, and follows the session again")

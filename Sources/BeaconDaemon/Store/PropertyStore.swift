@@ -70,14 +70,14 @@ final class PropertyStore: Sendable {
             try connection.execute("PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")")
             try connection.transaction { connection in try connection.execute(Self.schema) }
         } catch {
-            connection.close()
+            _ = connection.close()
             throw error
         }
         self.connection = Mutex(connection)
     }
 
     deinit {
-        connection.withLock { $0.close() }
+        _ = connection.withLock { $0.close() }
     }
 
     private static let schema = """
@@ -211,8 +211,9 @@ final class PropertyStore: Sendable {
         try connection.withLock { connection in try connection.text("PRAGMA \(name)") }
     }
 
-    func close() throws {
-        connection.withLock { $0.close() }
+    /// Closes the database; throws when SQLite reports that closing failed.
+    func close() throws(StoreError) {
+        if let failure = connection.withLock({ $0.close() }) { throw failure }
     }
 }
 
@@ -330,11 +331,15 @@ struct SQLiteConnection {
     }
 
     /// Finalizes the statements and closes the connection; later calls fail.
-    mutating func close() {
+    /// Finalizes the cached statements and closes the connection; returns SQLite's error when that fails.
+    mutating func close() -> StoreError? {
         for statement in statements { sqlite3_finalize(statement) }
         statements = [OpaquePointer?](repeating: nil, count: SQLiteStatement.allCases.count)
-        if let handle { sqlite3_close(handle) }
-        handle = nil
+        guard let handle else { return nil }
+        let code = sqlite3_close(handle)
+        let failure = code == SQLITE_OK ? nil : error(code, nil)
+        self.handle = nil
+        return failure
     }
 
     private func open() throws(StoreError) -> OpaquePointer {
