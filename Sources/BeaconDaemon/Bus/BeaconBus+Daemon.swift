@@ -57,7 +57,9 @@ extension BeaconBus {
             ]
             if let command = connection.credentials.command { object["command"] = .string(command) }
             if let subscription = client.subscription { object["stream"] = .string(subscription.methodName) }
-            if client.isSleepParticipant { object["stream"] = .string("io.beacon.Lifecycle.HoldSleep") }
+            if lifecycle.participants[connection.id] != nil {
+                object["stream"] = .string("io.beacon.Lifecycle.HoldSleep")
+            }
             return .object(object)
         }
     }

@@ -134,7 +134,6 @@ extension BeaconBus {
             guard lifecycle.enabled else { throw BusError.lifecycleUnavailable("the lifecycle bridge is disabled") }
             _ = try parameters.optionalString("description")
             lifecycle.participants[client.connection.id] = client
-            client.isSleepParticipant = true
             client.connection.reply(
                 ["event": .string("registered"), "participant": .int(Int64(client.connection.id))],
                 continues: true
@@ -228,7 +227,7 @@ extension BeaconBus {
         lifecycle.bridge?.releaseSleepInhibitor()
     }
 
-    /// A participant's connection closed: it no longer holds sleep back.
+    /// A client's connection closed: if it was a participant, it no longer holds sleep back.
     func sleepParticipantLeft(_ client: BusClient) {
         let id = client.connection.id
         guard lifecycle.participants.removeValue(forKey: id) != nil else { return }

@@ -210,9 +210,7 @@ public final class BeaconBus: VarlinkService {
             removeSubscription(subscription)
             client.subscription = nil
         }
-        if client.isSleepParticipant {
-            sleepParticipantLeft(client)
-        }
+        sleepParticipantLeft(client)
         if !client.ephemeralKeys.isEmpty {
             for key in client.ephemeralKeys.sorted() {
                 guard let entry = properties[key], entry.ephemeralOwner == connection.id else { continue }

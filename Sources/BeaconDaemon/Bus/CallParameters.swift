@@ -92,20 +92,6 @@ struct CallParameters {
         return strings
     }
 
-    /// A required parameter of any JSON type (JSON `null` included).
-    func value(_ name: StaticString) throws(VarlinkError) -> JSONValue {
-        guard let value = parsed(name) else { throw .invalidParameter(name.description) }
-        return value
-    }
-
-    /// An optional parameter of any JSON type; absent and `null` are both `nil`.
-    func optionalValue(_ name: StaticString) -> JSONValue? {
-        switch parsed(name) {
-        case nil, .null?: return nil
-        case let value?: return value
-        }
-    }
-
     /// A required parameter of any JSON type (JSON `null` included), as compact JSON text.
     func encodedValue(_ name: StaticString) throws(VarlinkError) -> [UInt8] {
         if inPlace {

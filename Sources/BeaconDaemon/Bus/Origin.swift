@@ -35,12 +35,6 @@ public struct Origin: Sendable, Hashable {
     /// The daemon itself (its own uid and pid), for changes it makes on its own behalf.
     public static let daemon = Origin(uid: getuid(), pid: getpid(), command: "beacond")
 
-    var json: JSONValue {
-        var object: [String: JSONValue] = ["uid": .int(Int64(uid)), "pid": .int(Int64(pid))]
-        if let command { object["command"] = .string(command) }
-        return .object(object)
-    }
-
     /// Appends `{"uid":…,"pid":…,"command":…}`.
     func encode(into buffer: inout [UInt8]) {
         buffer.append(contentsOf: encoded)

@@ -8,8 +8,6 @@ final class BusClient {
     var ephemeralKeys: Set<String> = []
     /// The Watch or Observe running on the connection.
     var subscription: Subscription?
-    /// Whether the connection runs `io.beacon.Lifecycle.HoldSleep`.
-    var isSleepParticipant = false
 
     init(connection: VarlinkConnection) {
         self.connection = connection
