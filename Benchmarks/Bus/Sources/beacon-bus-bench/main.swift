@@ -6,7 +6,8 @@
 //   beacon-bus-bench SOCKET get N                  Set once, then N synchronous Get round trips (p50/p99)
 //   beacon-bus-bench SOCKET notify NSUB N WINDOW   NSUB Observe processes, one publisher posting N oneway
 //   beacon-bus-bench SOCKET setwatch N [WINDOW] [ephemeral]
-//                                                  a Watch process, N Sets, synchronous or pipelined WINDOW;
+//                                                  a Watch process, N Sets, synchronous or pipelined (at
+//                                                  most WINDOW unanswered, topped up as answers arrive);
 //                                                  persistent (committed to SQLite before the answer) or
 //                                                  ephemeral (memory only, like a D-Bus property)
 //   beacon-bus-bench SOCKET conns K DAEMON_PID     K concurrent Observe connections, daemon RSS growth
@@ -359,7 +360,7 @@ func benchNotify(_ path: String, _ nsub: Int, _ n: Int, _ window: Int) {
 }
 
 /// N Sets of a 64-byte value (distinct each time) to one key watched by one watcher process: synchronous when
-/// `window` is 1, else pipelined `window` calls per write (their replies read after each write).
+/// `window` is 1, else pipelined with up to `window` Sets unanswered.
 func benchSetWatch(_ path: String, _ n: Int, window: Int, ephemeral: Bool) {
     let ready = makePipe()
     let report = makePipe()
@@ -382,35 +383,69 @@ func benchSetWatch(_ path: String, _ n: Int, window: Int, ephemeral: Bool) {
     if readExactly(ready.read, 1) == nil { fail("watcher failed") }
 
     var connection = Connection(path: path)
-    let prefix = String(repeating: "x", count: 48) + "-"
+    // Every Set is the same encoded call with its own 15-digit counter written into the value (64 bytes).
+    let placeholder = String(repeating: "x", count: 48) + "-" + String(repeating: "0", count: 15)
+    var parameters: [String: JSONValue] = ["key": "bench.value", "value": .object(["p": .string(placeholder)])]
+    if ephemeral { parameters["ephemeral"] = true }
+    let template = encode(VarlinkCall(method: "io.beacon.Properties.Set", parameters: parameters))
+    let digitsAt: Int = template.withUnsafeBytes { raw in
+        Array(placeholder.utf8).withUnsafeBytes { needle in
+            guard let hit = find(needle, in: raw.baseAddress!, length: raw.count) else { fail("no placeholder") }
+            return raw.baseAddress!.distance(to: hit) + 49
+        }
+    }
+    /// Appends Sets `first..<end` to `batch`.
+    func appendSets(_ batch: inout [UInt8], _ first: Int, _ end: Int) {
+        for i in first..<end {
+            let at = batch.count + digitsAt
+            batch.append(contentsOf: template)
+            var rest = i
+            for k in stride(from: 14, through: 0, by: -1) {
+                batch[at + k] = UInt8(0x30 + rest % 10)
+                rest /= 10
+            }
+        }
+    }
     var samples: [Double] = []
     samples.reserveCapacity(n)
+    var batch: [UInt8] = []
+    batch.reserveCapacity(template.count * window)
     let t0 = now()
-    func set(_ i: Int) -> [UInt8] {
-        let digits = String(i)
-        let text = prefix + String(repeating: "0", count: 15 - digits.count) + digits
-        var parameters: [String: JSONValue] = ["key": "bench.value", "value": .object(["p": .string(text)])]
-        if ephemeral { parameters["ephemeral"] = true }
-        return encode(VarlinkCall(method: "io.beacon.Properties.Set", parameters: parameters))
-    }
     if window == 1 {
         for i in 0..<n {
-            let call = set(i)
+            batch.removeAll(keepingCapacity: true)
+            appendSets(&batch, i, i + 1)
             let t = now()
-            writeAll(connection.fd, call)
+            writeAll(connection.fd, batch)
             _ = connection.nextFrame()
             samples.append(now() - t)
         }
     } else {
+        // A sliding window: at most `window` Sets unanswered; when half of them are answered, as many more
+        // are written in one go. Every answer is read and checked.
         var sent = 0
-        while sent < n {
-            let m = min(window, n - sent)
-            var batch: [UInt8] = []
-            for i in sent..<(sent + m) { batch.append(contentsOf: set(i)) }
-            writeAll(connection.fd, batch)
-            for _ in 0..<m { _ = connection.nextFrame() }
-            sent += m
+        var answered = 0
+        var failed = 0
+        let errorTag = Array("\"error\":".utf8)
+        while answered < n {
+            if sent < n && sent - answered <= window / 2 {
+                let end = min(n, answered + window)
+                batch.removeAll(keepingCapacity: true)
+                appendSets(&batch, sent, end)
+                writeAll(connection.fd, batch)
+                sent = end
+            }
+            if !connection.fill() { fail("daemon closed the connection") }
+            do {
+                while let isError = try connection.splitter.withNextFrame({ count(errorTag, in: $0) > 0 }) {
+                    if isError { failed += 1 }
+                    answered += 1
+                }
+            } catch {
+                fail("bad frame: \(error)")
+            }
         }
+        if failed > 0 { warn("\(failed) Set(s) answered with an error") }
     }
     _ = connection.call(
         encode(
