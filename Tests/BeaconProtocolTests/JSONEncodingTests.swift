@@ -103,6 +103,48 @@ struct JSONEncodingTests {
         #expect(buffer == [1, 2, 0x22, UInt8(ascii: "x"), 0x22])
     }
 
+    @Test func cursorWritesIntoReservedSpace() {
+        var buffer: [UInt8] = [1, 2]
+        let bytes: [UInt8] = Array("{\"p\":1}".utf8)
+        let key = "power.battery"
+        let count = 8 + key.utf8.count + 10 + bytes.count + 1 + JSONWriter.decimalLength(-42) + 1
+        JSONWriter.append(count: count, to: &buffer) { out in
+            out.write("{\"key\":\"")
+            out.writeUnescaped(key)
+            out.write("\",\"value\":")
+            out.write(bytes)
+            out.write(byte: UInt8(ascii: ","))
+            out.write(int: -42)
+            out.write(byte: UInt8(ascii: "}"))
+        }
+        #expect(buffer[0..<2] == [1, 2])
+        #expect(String(decoding: buffer[2...], as: UTF8.self) == "{\"key\":\"power.battery\",\"value\":{\"p\":1},-42}")
+    }
+
+    @Test func cursorReservesMoreThanItsZeroBlock() {
+        // Larger than the block of zeros the space is copied from, and not a multiple of it.
+        let large = (0..<10_001).map { UInt8(truncatingIfNeeded: $0 % 251) }
+        var buffer: [UInt8] = [7]
+        JSONWriter.append(count: large.count + 1, to: &buffer) { out in
+            out.write(large)
+            out.write(byte: 0)
+        }
+        #expect(buffer == [7] + large + [0])
+        JSONWriter.append(count: 0, to: &buffer) { _ in }
+        #expect(buffer.count == large.count + 2)
+    }
+
+    @Test func cursorTrapsWhenTheSpaceIsNotFilledExactly() async {
+        await #expect(processExitsWith: .failure) {
+            var buffer: [UInt8] = []
+            JSONWriter.append(count: 3, to: &buffer) { $0.write("ab") }
+        }
+        await #expect(processExitsWith: .failure) {
+            var buffer: [UInt8] = []
+            JSONWriter.append(count: 3, to: &buffer) { $0.write(int: 1234) }
+        }
+    }
+
     @Test func codableBridge() throws {
         struct Sample: Codable, Equatable {
             var name: String

@@ -66,25 +66,30 @@ final class ChangeEvent {
     }
 
     func encode(into buffer: inout [UInt8], includingOld: Bool) {
-        JSONWriter.appendASCII("{\"key\":", to: &buffer)
-        JSONWriter.appendString(key.rawValue, to: &buffer)
-        if let value {
-            JSONWriter.appendASCII(",\"value\":", to: &buffer)
-            buffer.append(contentsOf: value)
+        let old = includingOld ? self.old : nil
+        let size =
+            key.rawValue.utf8.count + (value.map { $0.count + 10 } ?? 1) + (old.map { $0.count + 7 } ?? 0)
+            + JSONWriter.decimalLength(version) + (value == nil ? 44 : 45) + origin.encodedJSON.count + 1
+        JSONWriter.append(count: size, to: &buffer) { out in
+            // Keys are made of [A-Za-z0-9_.-]: nothing to escape.
+            out.write("{\"key\":\"")
+            out.writeUnescaped(key.rawValue)
+            if let value {
+                out.write("\",\"value\":")
+                out.write(value)
+            } else {
+                out.write(byte: UInt8(ascii: "\""))
+            }
+            if let old {
+                out.write(",\"old\":")
+                out.write(old)
+            }
+            out.write(",\"version\":")
+            out.write(int: version)
+            out.write(value == nil ? ",\"deleted\":true,\"origin\":" : ",\"deleted\":false,\"origin\":")
+            origin.write(to: &out)
+            out.write(byte: UInt8(ascii: "}"))
         }
-        if includingOld, let old {
-            JSONWriter.appendASCII(",\"old\":", to: &buffer)
-            buffer.append(contentsOf: old)
-        }
-        JSONWriter.appendASCII(",\"version\":", to: &buffer)
-        JSONWriter.appendInt(version, to: &buffer)
-        if value == nil {
-            JSONWriter.appendASCII(",\"deleted\":true,\"origin\":", to: &buffer)
-        } else {
-            JSONWriter.appendASCII(",\"deleted\":false,\"origin\":", to: &buffer)
-        }
-        origin.encode(into: &buffer)
-        buffer.append(UInt8(ascii: "}"))
     }
 }
 
@@ -98,18 +103,24 @@ struct NotificationEvent {
 
     /// Starts the JSON of a notification named `name` in `bytes`: `{"name":"…"`; the userInfo may follow.
     static func begin(_ name: PropertyKey, into bytes: inout [UInt8]) {
-        JSONWriter.appendASCII("{\"name\":", to: &bytes)
-        JSONWriter.appendString(name.rawValue, to: &bytes)
+        JSONWriter.append(count: name.rawValue.utf8.count + 10, to: &bytes) { out in
+            // Names are made of [A-Za-z0-9_.-]: nothing to escape.
+            out.write("{\"name\":\"")
+            out.writeUnescaped(name.rawValue)
+            out.write(byte: UInt8(ascii: "\""))
+        }
     }
 
     /// Ends the JSON begun with ``begin(_:into:)`` (and the userInfo) in `bytes` with the sequence number and the
     /// origin's JSON.
     static func end(sequence: Int64, origin: [UInt8], into bytes: inout [UInt8]) {
-        JSONWriter.appendASCII(",\"sequence\":", to: &bytes)
-        JSONWriter.appendInt(sequence, to: &bytes)
-        JSONWriter.appendASCII(",\"origin\":", to: &bytes)
-        bytes.append(contentsOf: origin)
-        bytes.append(UInt8(ascii: "}"))
+        JSONWriter.append(count: JSONWriter.decimalLength(sequence) + origin.count + 23, to: &bytes) { out in
+            out.write(",\"sequence\":")
+            out.write(int: sequence)
+            out.write(",\"origin\":")
+            out.write(origin)
+            out.write(byte: UInt8(ascii: "}"))
+        }
     }
 }
 

@@ -97,12 +97,15 @@ public final class VarlinkConnection {
     /// written as is: a plain ASCII parameter name.
     public func reply(_ name: StaticString, integer value: Int64) {
         sendEncoded { buffer in
-            JSONWriter.appendASCII("{\"parameters\":{\"", to: &buffer)
-            JSONWriter.appendASCII(name, to: &buffer)
-            JSONWriter.appendASCII("\":", to: &buffer)
-            JSONWriter.appendInt(value, to: &buffer)
-            JSONWriter.appendASCII("}}", to: &buffer)
-            buffer.append(0)
+            let count = name.utf8CodeUnitCount + JSONWriter.decimalLength(value) + 21
+            JSONWriter.append(count: count, to: &buffer) { out in
+                out.write("{\"parameters\":{\"")
+                out.write(name)
+                out.write("\":")
+                out.write(int: value)
+                out.write("}}")
+                out.write(byte: 0)
+            }
         }
     }
 

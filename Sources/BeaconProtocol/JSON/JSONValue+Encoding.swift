@@ -67,29 +67,7 @@ public enum JSONWriter {
 
     /// Appends the decimal digits of `value`.
     public static func appendInt(_ value: Int64, to buffer: inout [UInt8]) {
-        if value < 0 { buffer.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        if magnitude < 10 {
-            buffer.append(UInt8(ascii: "0") + UInt8(magnitude))
-            return
-        }
-        // At most 20 digits, written backwards into a stack buffer two at a time.
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { scratch in
-            var index = scratch.count
-            while magnitude >= 10 {
-                let pair = Int(magnitude % 100)
-                magnitude /= 100
-                index &-= 2
-                scratch[index] = UInt8(truncatingIfNeeded: 0x30 &+ pair / 10)
-                scratch[index &+ 1] = UInt8(truncatingIfNeeded: 0x30 &+ pair % 10)
-            }
-            if magnitude > 0 {
-                index &-= 1
-                scratch[index] = UInt8(truncatingIfNeeded: 0x30 &+ magnitude)
-            }
-            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[index...]))
-        }
+        append(count: decimalLength(value), to: &buffer) { $0.write(int: value) }
     }
 
     /// Appends `value` in its shortest round-tripping form, or `null` when it is not finite.
