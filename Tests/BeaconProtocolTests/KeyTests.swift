@@ -22,6 +22,18 @@ struct KeyTests {
         } throws: { ($0 as? KeyError)?.reason.contains(reasonFragment) == true && ($0 as? KeyError)?.input == text }
     }
 
+    @Test func everyByteIsJudgedByTheSegmentAlphabet() {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-".utf8)
+        for byte in UInt8.min...UInt8.max where byte != UInt8(ascii: ".") {
+            for bytes in [[byte], [UInt8(ascii: "a"), byte, UInt8(ascii: "b")], [UInt8(ascii: "a"), 0x2E, byte]] {
+                let text = String(decoding: bytes, as: UTF8.self)
+                let accepted = (try? PropertyKey(text)) != nil
+                // Bytes above 127 alone are not UTF-8: String replaces them, and the replacement is refused too.
+                #expect(accepted == allowed.contains(byte), "byte \(byte)")
+            }
+        }
+    }
+
     @Test func keyLimits() throws {
         let limits = KeyLimits(maxLength: 10, maxDepth: 3)
         #expect(throws: Never.self) { try PropertyKey("a.b.c", limits: limits) }

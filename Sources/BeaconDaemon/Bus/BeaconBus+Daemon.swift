@@ -79,12 +79,10 @@ extension BeaconBus {
             var encoded: [UInt8] = []
             value.encode(into: &encoded)
             let index = properties.index(forKey: name)
-            let existing = index.map { properties.values[$0] }
-            if let existing, existing.value == encoded { return }
+            if let index, properties.values[index].value == encoded { return }
             _ = store(
                 key: key,
                 value: encoded,
-                existing: existing,
                 at: index,
                 ephemeralOwner: nil,
                 origin: .daemon,

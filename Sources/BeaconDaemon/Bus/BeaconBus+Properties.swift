@@ -114,9 +114,8 @@ extension BeaconBus {
             throw BusError.valueTooLarge(name, size: encoded.count, limit: limits.maxValueSize)
         }
         let index = properties.index(forKey: name)
-        let existing = index.map { properties.values[$0] }
         if let ifVersion {
-            let actual = existing?.version ?? 0
+            let actual = index.map { properties.values[$0].version } ?? 0
             guard actual == ifVersion else {
                 throw BusError.versionMismatch(name, expected: ifVersion, actual: actual)
             }
@@ -124,7 +123,6 @@ extension BeaconBus {
         let newVersion = store(
             key: key,
             value: encoded,
-            existing: existing,
             at: index,
             ephemeralOwner: ephemeral ? client : nil,
             origin: client.origin,
@@ -133,12 +131,11 @@ extension BeaconBus {
         client.connection.reply("version", integer: newVersion)
     }
 
-    /// Stores a value, queues its store writes and its change event; returns the change's version. `existing` is
-    /// the key's entry, at `index` in ``properties``.
+    /// Stores a value, queues its store writes and its change event; returns the change's version. `index` is the
+    /// key's entry in ``properties``, if it has one.
     func store(
         key: PropertyKey,
         value: [UInt8],
-        existing: Entry?,
         at index: [String: Entry].Index?,
         ephemeralOwner: BusClient?,
         origin: Origin,
@@ -147,55 +144,82 @@ extension BeaconBus {
         let name = key.rawValue
         let newVersion = nextVersion()
         let now = Self.nowUsec()
-        var entry = Entry(
-            value: value,
-            version: newVersion,
-            modifiedUsec: now,
-            origin: origin,
-            ephemeralOwner: nil,
-            markedEphemeral: existing?.markedEphemeral ?? false
-        )
-        if let owner = existing?.ephemeralOwner, owner != ephemeralOwner?.connection.id {
-            clients[owner]?.ephemeralKeys.remove(name)
+        let old: [UInt8]?
+        if let index {
+            // Changed in place: the entry is neither copied out nor replaced whole.
+            old = properties.values[index].value
+            update(
+                &properties.values[index], existed: true, name: name, value: value, version: newVersion, now: now,
+                ephemeralOwner: ephemeralOwner, origin: origin, connection: connection)
+        } else {
+            old = nil
+            var entry = Entry(
+                value: value, version: newVersion, modifiedUsec: now, origin: origin, ephemeralOwner: nil,
+                markedEphemeral: false)
+            update(
+                &entry, existed: false, name: name, value: value, version: newVersion, now: now,
+                ephemeralOwner: ephemeralOwner, origin: origin, connection: connection)
+            // A key has a tombstone only while it has no entry.
+            if tombstones.removeValue(forKey: name) != nil {
+                record(.deleteTombstone(key: name), by: connection)
+            }
+            properties[name] = entry
+        }
+        tickChanges.append(ChangeEvent(key: key, value: value, old: old, version: newVersion, origin: origin))
+        requestFlush()
+        return newVersion
+    }
+
+    /// Gives `entry` its new value and owner, and queues the store writes that follow; `existed` tells whether the
+    /// entry was stored before this change. Touches no other entry of ``properties``.
+    private func update(
+        _ entry: inout Entry,
+        existed: Bool,
+        name: String,
+        value: [UInt8],
+        version: Int64,
+        now: Int64,
+        ephemeralOwner: BusClient?,
+        origin: Origin,
+        connection: VarlinkConnection?
+    ) {
+        let previousOwner = entry.ephemeralOwner
+        if let previousOwner, previousOwner != ephemeralOwner?.connection.id {
+            clients[previousOwner]?.ephemeralKeys.remove(name)
         }
         if let ephemeralOwner {
             let owner = ephemeralOwner.connection.id
-            entry.ephemeralOwner = owner
-            if existing?.ephemeralOwner != owner {
+            if previousOwner != owner {
                 ephemeralOwner.ephemeralKeys.insert(name)
             }
-            if existing != nil && existing?.ephemeralOwner == nil {
+            if existed && previousOwner == nil {
                 record(.deleteProperty(key: name), by: connection)
             }
             if !entry.markedEphemeral {
                 entry.markedEphemeral = true
                 record(.markEphemeral(key: name), by: connection)
             }
+            entry.ephemeralOwner = owner
+            entry.upsertPosition = -1
         } else {
             if entry.markedEphemeral {
                 entry.markedEphemeral = false
                 record(.unmarkEphemeral(key: name), by: connection)
             }
+            entry.ephemeralOwner = nil
             entry.upsertPosition = recordUpsert(
-                StoredProperty(key: name, value: value, version: newVersion, modifiedUsec: now, origin: origin),
-                replacing: existing?.upsertPosition ?? -1,
+                StoredProperty(key: name, value: value, version: version, modifiedUsec: now, origin: origin),
+                replacing: entry.upsertPosition,
                 by: connection
             )
         }
-        // A key has a tombstone only while it has no entry.
-        if existing == nil, tombstones.removeValue(forKey: name) != nil {
-            record(.deleteTombstone(key: name), by: connection)
+        if existed {
+            entry.value = value
+            entry.version = version
+            entry.modifiedUsec = now
+            entry.origin = origin
+            entry.getReply = nil
         }
-        if let index {
-            properties.values[index] = entry
-        } else {
-            properties[name] = entry
-        }
-        tickChanges.append(
-            ChangeEvent(key: key, value: value, old: existing?.value, version: newVersion, origin: origin)
-        )
-        requestFlush()
-        return newVersion
     }
 
     func unset(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {

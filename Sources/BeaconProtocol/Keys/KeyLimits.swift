@@ -72,6 +72,38 @@ private enum KeySyntaxFailure: Error {
 private func checkKeySyntax(
     bytes: UnsafeBufferPointer<UInt8>, limits: KeyLimits, allowWildcards: Bool
 ) -> Result<Int, KeySyntaxFailure> {
+    if let segments = validKeySegments(bytes, limits: limits) { return .success(segments) }
+    return checkSyntax(bytes: bytes, limits: limits, allowWildcards: allowWildcards)
+}
+
+/// The number of segments of a valid key without wildcards, or `nil` for anything else (which may still be a
+/// valid pattern). One test per byte against a bit table, for the names every call carries.
+private func validKeySegments(_ bytes: UnsafeBufferPointer<UInt8>, limits: KeyLimits) -> Int? {
+    // Bits for [-0-9] among bytes 0-63 and for [A-Z_a-z] among bytes 64-127.
+    let low: UInt64 = 1 << 45 | 0x3FF << 48
+    let high: UInt64 = 0x07FF_FFFE | 1 << 31 | 0x07FF_FFFE << 32
+    guard !bytes.isEmpty, bytes.count <= limits.maxLength else { return nil }
+    var segments = 1
+    var afterDot = true
+    for byte in bytes {
+        if byte == UInt8(ascii: ".") {
+            if afterDot { return nil }
+            segments &+= 1
+            afterDot = true
+            continue
+        }
+        let table = byte < 64 ? low : high
+        guard byte < 128, table & (1 << UInt64(byte & 63)) != 0 else { return nil }
+        afterDot = false
+    }
+    guard !afterDot, segments <= limits.maxDepth else { return nil }
+    return segments
+}
+
+/// The whole syntax check, which names what is wrong.
+private func checkSyntax(
+    bytes: UnsafeBufferPointer<UInt8>, limits: KeyLimits, allowWildcards: Bool
+) -> Result<Int, KeySyntaxFailure> {
     guard !bytes.isEmpty else { return .failure(.empty) }
     guard bytes.count <= limits.maxLength else { return .failure(.tooLong(limits.maxLength)) }
     var segments = 1
