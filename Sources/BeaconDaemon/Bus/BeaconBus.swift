@@ -27,8 +27,8 @@ public final class BeaconBus: VarlinkService {
         /// The position, counted over every operation queued since the start, of the pending upsert that writes
         /// this entry's row; it is pending while not below ``BeaconBus/committedOperations``.
         var upsertPosition = -1
-        /// The reply to a Get of this entry, encoded by the first Get when short (``cachedGetReplyLimit``). Entries
-        /// are replaced whole, never changed in place, so it cannot describe an older state.
+        /// The reply to a Get of this entry, encoded by the first Get when short (``cachedGetReplyLimit``). Every
+        /// change of the entry clears it, so it cannot describe an older state.
         var getReply: [UInt8]?
     }
 

@@ -1,9 +1,10 @@
 import BeaconProtocol
 
-/// One change of one property, shared by every subscriber it goes to. Its JSON is written in place into the first
-/// reply of each form (with or without the old value) and kept from a second reply on, so a form is encoded at most
-/// twice.
-final class ChangeEvent {
+/// One change of one property. A value, not an object: a Set makes one per change, and allocating and freeing an
+/// object for each cost more than anything else the change event does. Replies are encoded once per distinct
+/// selection of a tick's events (``BeaconBus`` shares each encoded selection among its subscribers), so an event
+/// is encoded again only for subscribers whose selections differ.
+struct ChangeEvent {
     let key: PropertyKey
     /// The new value's JSON text; `nil` for a deletion.
     let value: [UInt8]?
@@ -12,59 +13,7 @@ final class ChangeEvent {
     let version: Int64
     let origin: Origin
 
-    init(key: PropertyKey, value: [UInt8]?, old: [UInt8]?, version: Int64, origin: Origin) {
-        self.key = key
-        self.value = value
-        self.old = old
-        self.version = version
-        self.origin = origin
-    }
-
-    private var plain: [UInt8]?
-    private var withOld: [UInt8]?
-    /// Whether ``append(includingOld:to:)`` encoded the form in place before.
-    private var appendedPlain = false
-    private var appendedWithOld = false
-
-    /// The `Change` object's JSON, with or without the old value.
-    private func fragment(includingOld: Bool) -> [UInt8] {
-        if includingOld {
-            if let withOld { return withOld }
-            let bytes = encoded(includingOld: true)
-            withOld = bytes
-            return bytes
-        }
-        if let plain { return plain }
-        let bytes = encoded(includingOld: false)
-        plain = bytes
-        return bytes
-    }
-
-    /// Appends the `Change` object's JSON to `buffer`: encoded in place the first time, and kept as a
-    /// ``fragment(includingOld:)`` from the second time on (an event in several replies that differ).
-    func append(includingOld: Bool, to buffer: inout [UInt8]) {
-        if includingOld ? withOld != nil || appendedWithOld : plain != nil || appendedPlain {
-            buffer.append(contentsOf: fragment(includingOld: includingOld))
-            return
-        }
-        if includingOld {
-            appendedWithOld = true
-        } else {
-            appendedPlain = true
-        }
-        encode(into: &buffer, includingOld: includingOld)
-    }
-
-    private func encoded(includingOld: Bool) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(
-            key.rawValue.utf8.count + (value?.count ?? 0) + (includingOld ? old?.count ?? 0 : 0)
-                + origin.encodedJSON.count + 80
-        )
-        encode(into: &bytes, includingOld: includingOld)
-        return bytes
-    }
-
+    /// Appends the `Change` object's JSON to `buffer`, with or without the old value.
     func encode(into buffer: inout [UInt8], includingOld: Bool) {
         let old = includingOld ? self.old : nil
         let size =
@@ -142,7 +91,7 @@ enum StreamReply {
         for position in positions {
             if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
-            events[Int(position)].append(includingOld: includingOld, to: &buffer)
+            events[Int(position)].encode(into: &buffer, includingOld: includingOld)
         }
         JSONWriter.appendASCII("],\"version\":", to: &buffer)
         JSONWriter.appendInt(version, to: &buffer)

@@ -90,8 +90,7 @@ extension JSONWriter {
     public static func append(count: Int, to buffer: inout [UInt8], _ body: (inout ByteCursor) -> Void) {
         let start = buffer.count
         // The space is made by copying zeros into it: an array has no cheaper way to grow by uninitialized
-        // bytes (appending a repeated zero goes byte by byte).
-        if count > zeroBytesCount { buffer.reserveCapacity(start + count) }
+        // bytes (appending a repeated zero goes byte by byte). The appends grow the array geometrically.
         var remaining = count
         while remaining > 0 {
             let chunk = min(remaining, zeroBytesCount)
