@@ -193,14 +193,14 @@ info = [
     ("(info) Set->watcher, ephemeral Sets / dbus-broker", ratio(bsete, dset)),
     ("(info) Set->watcher, ephemeral Sets pipelined 1000 / dbus-broker", ratio(bsetpe, dset)),
 ]
-print(f"{'goal (medians of this run)':<56}  {'value':>8}  {'goal':>7}  met")
-print("-" * 82)
+print(f"{'goal (medians of this run)':<72}  {'value':>8}  {'goal':>7}  met")
+print("-" * 98)
 for name, v, op, goal in rows:
     shown = "n/a" if v is None else f"{v:.2f}"
     met = "n/a" if v is None else ("yes" if (v >= goal if op == ">=" else v <= goal) else "NO")
-    print(f"{name:<56}  {shown:>8}  {op}{goal:>5g}  {met}")
+    print(f"{name:<72}  {shown:>8}  {op}{goal:>5g}  {met}")
 for name, v in info:
-    print(f"{name:<56}  {'n/a' if v is None else f'{v:.2f}':>8}")
+    print(f"{name:<72}  {'n/a' if v is None else f'{v:.2f}':>8}")
 if lost:
     print(f"note: beacond notification tests lost {lost:.0f} messages (median sum): those rates are not comparable")
 if lostChanges:
