@@ -36,7 +36,7 @@ struct ChangeEvent {
             out.write(",\"version\":")
             out.write(int: version)
             out.write(value == nil ? ",\"deleted\":true,\"origin\":" : ",\"deleted\":false,\"origin\":")
-            origin.write(to: &out)
+            out.write(origin.encodedJSON)
             out.write(byte: UInt8(ascii: "}"))
         }
     }

@@ -40,11 +40,6 @@ public struct Origin: Sendable, Hashable {
         buffer.append(contentsOf: encoded)
     }
 
-    /// Writes `{"uid":…,"pid":…,"command":…}`.
-    func write(to cursor: inout ByteCursor) {
-        cursor.write(encoded)
-    }
-
     /// `{"uid":…,"pid":…,"command":…}`.
     var encodedJSON: [UInt8] { encoded }
 }

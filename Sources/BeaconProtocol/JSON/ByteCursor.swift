@@ -56,18 +56,15 @@ public struct ByteCursor {
     /// Writes the decimal digits of `value`, with a sign when negative: ``JSONWriter/decimalLength(_:)`` bytes.
     public mutating func write(int value: Int64) {
         var magnitude = value.magnitude
-        var length = 1
-        var power: UInt64 = 10
-        while length < 19 && magnitude >= power {
-            length += 1
-            power &*= 10
-        }
-        checkRoom(value < 0 ? length + 1 : length)
+        let length = JSONWriter.decimalLength(value)
+        checkRoom(length)
+        var digits = length
         if value < 0 {
             pointer.pointee = UInt8(ascii: "-")
             pointer += 1
+            digits -= 1
         }
-        var index = length
+        var index = digits
         while index > 1 {
             let pair = Int(magnitude % 100)
             magnitude /= 100
@@ -78,7 +75,7 @@ public struct ByteCursor {
         if index == 1 {
             pointer[0] = UInt8(truncatingIfNeeded: 0x30 &+ magnitude)
         }
-        pointer += length
+        pointer += digits
     }
 }
 

@@ -150,12 +150,15 @@ public enum JSONWriter {
 
     /// The number of bytes ``appendInt(_:to:)`` writes for `value`.
     public static func decimalLength(_ value: Int64) -> Int {
-        var length = value < 0 ? 2 : 1
-        var magnitude = value.magnitude
-        while magnitude >= 10 {
-            magnitude /= 10
-            length += 1
+        // Compared with powers of ten rather than divided: this runs for every integer written. A magnitude has
+        // at most 19 digits, so the power stays below 10^19, within UInt64.
+        let magnitude = value.magnitude
+        var digits = 1
+        var power: UInt64 = 10
+        while digits < 19 && magnitude >= power {
+            digits += 1
+            power &*= 10
         }
-        return length
+        return value < 0 ? digits + 1 : digits
     }
 }
