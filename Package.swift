@@ -21,7 +21,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // In-process reactive core. No package dependencies.
@@ -67,11 +66,17 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict
         ),
-        .executableTarget(name: "beacond", dependencies: ["BeaconDaemon"], swiftSettings: strict),
+        .executableTarget(
+            name: "beacond",
+            dependencies: [
+                "BeaconDaemon", "BeaconSystemd", "CMalloc",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
 
         .target(
             name: "BeaconClient",
@@ -85,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "beaconctl",
             dependencies: [
-                "BeaconClient",
+                "BeaconClient", "BeaconProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -99,7 +104,10 @@ let package = Package(
         ),
         .testTarget(
             name: "BeaconSystemdTests",
-            dependencies: ["BeaconSystemd", "BeaconTestSupport"],
+            dependencies: [
+                "BeaconSystemd", "BeaconTestSupport", "CSystemdShims",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // Starting the real daemon and waiting for its READY=1, for the test targets that need it.
@@ -111,17 +119,23 @@ let package = Package(
         ),
         .testTarget(
             name: "BeaconDaemonTests",
-            dependencies: ["BeaconDaemon", "BeaconProtocol", "BeaconTestSupport"],
+            dependencies: [
+                "BeaconDaemon", "BeaconProtocol", "BeaconTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "BeaconClientTests",
-            dependencies: ["BeaconClient", "BeaconTestSupport"],
+            dependencies: ["BeaconClient", "BeaconProtocol", "BeaconTestSupport", "Signals"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "beaconctlTests",
-            dependencies: ["BeaconClient", "BeaconTestSupport"],
+            dependencies: ["BeaconClient", "BeaconProtocol", "BeaconTestSupport"],
             swiftSettings: strict
         ),
     ],
