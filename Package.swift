@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SignalsFoundation", targets: ["SignalsFoundation"]),
         .library(name: "BeaconProtocol", targets: ["BeaconProtocol"]),
         .library(name: "BeaconProtocolFoundation", targets: ["BeaconProtocolFoundation"]),
+        .library(name: "BeaconBlockingClient", targets: ["BeaconBlockingClient"]),
         .library(name: "BeaconClient", targets: ["BeaconClient"]),
         .executable(name: "beacond", targets: ["beacond"]),
         .executable(name: "beaconctl", targets: ["beaconctl"]),
@@ -78,10 +79,12 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The daemon's address, the client's error and a blocking varlink connection: no NIO, no Foundation.
+        .target(name: "BeaconBlockingClient", dependencies: ["BeaconProtocol"], swiftSettings: strict),
         .target(
             name: "BeaconClient",
             dependencies: [
-                "BeaconProtocol", "BeaconProtocolFoundation", "Signals",
+                "BeaconBlockingClient", "BeaconProtocol", "BeaconProtocolFoundation", "Signals",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -90,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "beaconctl",
             dependencies: [
-                "BeaconClient", "BeaconProtocol",
+                "BeaconBlockingClient", "BeaconProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

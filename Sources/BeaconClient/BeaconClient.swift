@@ -1,3 +1,4 @@
+import BeaconBlockingClient
 import BeaconProtocol
 import Signals
 import Synchronization

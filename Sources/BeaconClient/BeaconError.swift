@@ -1,3 +1,4 @@
+import BeaconBlockingClient
 import BeaconProtocol
 
 /// An error of the Beacon client: a varlink error the daemon answered, or a failure on the client's side.

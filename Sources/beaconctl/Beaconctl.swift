@@ -1,5 +1,5 @@
 import ArgumentParser
-import BeaconClient
+import BeaconBlockingClient
 
 /// `beaconctl`: inspect and drive the Beacon bus from a terminal or a shell script.
 @main

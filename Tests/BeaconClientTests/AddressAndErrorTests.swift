@@ -27,6 +27,21 @@ struct AddressAndErrorTests {
         #expect { try BeaconAddress(text) } throws: { ($0 as? BeaconError)?.code == .invalidAddress }
     }
 
+    @Test(
+        "the blocking module's parsing refuses the same addresses with its own error",
+        arguments: ["", "unix:", "tcp:1.2.3.4", "/run/x.sock"])
+    func invalidAddressBlocking(_ text: String) throws {
+        #expect { try BeaconAddress(parsing: text) } throws: {
+            ($0 as? BlockingVarlinkError)?.code == .invalidAddress
+        }
+        if !text.isEmpty {
+            #expect { try BeaconAddress.fromEnvironment(["BEACON_ADDRESS": text]) } throws: {
+                ($0 as? BlockingVarlinkError)?.code == .invalidAddress
+            }
+        }
+        #expect(try BeaconAddress(parsing: "unix:/run/x.sock").socketPath == "/run/x.sock")
+    }
+
     @Test("varlink errors keep their name and parameters and get a code")
     func remoteErrors() {
         let error = BeaconError(

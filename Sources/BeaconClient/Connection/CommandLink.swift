@@ -1,3 +1,4 @@
+import BeaconBlockingClient
 import Dispatch
 import NIOCore
 import Signals

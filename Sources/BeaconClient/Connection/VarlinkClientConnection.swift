@@ -1,3 +1,4 @@
+import BeaconBlockingClient
 import BeaconProtocol
 import NIOCore
 import NIOPosix

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BeaconClient
+import BeaconBlockingClient
 import BeaconProtocol
 
 /// `beaconctl call METHOD [JSON]`: any varlink call.

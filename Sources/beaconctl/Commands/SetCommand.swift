@@ -1,5 +1,5 @@
 import ArgumentParser
-import BeaconClient
+import BeaconBlockingClient
 import BeaconProtocol
 
 /// `beaconctl set KEY VALUE`: stores a value.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BeaconClient
+import BeaconBlockingClient
 import BeaconProtocol
 
 /// `beaconctl wait NAME|KEY[=VALUE]`: blocks until a notification is posted or a property has a value.

@@ -1,4 +1,4 @@
-import BeaconClient
+import BeaconBlockingClient
 import BeaconProtocol
 
 /// One-line explanations of the errors the daemon and the connection report.

@@ -1,4 +1,4 @@
-import BeaconClient
+import BeaconBlockingClient
 import BeaconProtocol
 
 /// One event of a Watch or Observe stream.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BeaconClient
+import BeaconBlockingClient
 import BeaconProtocol
 
 /// The options every subcommand takes: where the daemon is, how to print, how long to wait.
@@ -67,11 +67,11 @@ struct CommandSettings {
     /// The daemon these settings point at.
     func daemon() throws -> Daemon {
         let resolved: BeaconAddress
-        do throws(BeaconError) {
+        do throws(BlockingVarlinkError) {
             if let address {
-                resolved = try BeaconAddress(address)
+                resolved = try BeaconAddress(parsing: address)
             } else {
-                resolved = try BeaconAddress.default()
+                resolved = try BeaconAddress.fromEnvironment()
             }
         } catch {
             throw CommandFailure(.usage, error.message)

@@ -8,8 +8,9 @@
 
 /// Where the daemon listens: a Unix socket, written `unix:PATH`.
 ///
-/// ``default(environment:)`` follows the same rules as `beacond`: `BEACON_ADDRESS` when set, else
-/// `$XDG_RUNTIME_DIR/beacon.sock`, else `/tmp/beacon-UID/beacon.sock`.
+/// ``fromEnvironment(_:)`` follows the same rules as `beacond`: `BEACON_ADDRESS` when set, else
+/// `$XDG_RUNTIME_DIR/beacon.sock`, else `/tmp/beacon-UID/beacon.sock`. `BeaconClient` adds the same two
+/// operations throwing its `BeaconError`: `BeaconAddress(_:)` and `BeaconAddress.default(environment:)`.
 public struct BeaconAddress: Sendable, Hashable, CustomStringConvertible {
     /// The path of the Unix socket.
     public var socketPath: String
@@ -19,20 +20,22 @@ public struct BeaconAddress: Sendable, Hashable, CustomStringConvertible {
         self.socketPath = socketPath
     }
 
-    /// Parses `unix:PATH`. Throws ``BeaconError/Code/invalidAddress`` for anything else.
-    public init(_ address: String) throws(BeaconError) {
-        guard address.hasPrefix("unix:"), address.utf8.count > 5 else { throw .invalidAddress(address) }
+    /// Parses `unix:PATH`. Throws ``BlockingVarlinkError/Code/invalidAddress`` for anything else.
+    public init(parsing address: String) throws(BlockingVarlinkError) {
+        guard address.hasPrefix("unix:"), address.utf8.count > 5 else {
+            throw BlockingVarlinkError(code: .invalidAddress, message: "expected unix:PATH, got \"\(address)\"")
+        }
         self.init(socketPath: String(address.dropFirst(5)))
     }
 
     /// The address a client uses when none is given, resolved from `environment` (reads nothing else).
     ///
-    /// Throws ``BeaconError/Code/invalidAddress`` when `BEACON_ADDRESS` is set but is not `unix:PATH`.
-    public static func `default`(environment: [String: String] = processEnvironment()) throws(BeaconError)
-        -> BeaconAddress
+    /// Throws ``BlockingVarlinkError/Code/invalidAddress`` when `BEACON_ADDRESS` is set but is not `unix:PATH`.
+    public static func fromEnvironment(_ environment: [String: String] = processEnvironment())
+        throws(BlockingVarlinkError) -> BeaconAddress
     {
         if let explicit = environment["BEACON_ADDRESS"], !explicit.isEmpty {
-            return try BeaconAddress(explicit)
+            return try BeaconAddress(parsing: explicit)
         }
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             return BeaconAddress(socketPath: runtime + "/beacon.sock")

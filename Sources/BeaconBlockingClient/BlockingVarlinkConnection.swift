@@ -12,10 +12,10 @@ import BeaconProtocol
 ///
 /// Made for short-lived processes such as command-line tools: connecting costs one `socket` and one `connect`,
 /// nothing is started in the background, and every wait is bounded by a ``BlockingDeadline`` through `poll(2)`.
-/// Use the asynchronous client of this module for long-running programs.
+/// Use the asynchronous client of the `BeaconClient` module for long-running programs.
 ///
 /// ```swift
-/// let connection = try BlockingVarlinkConnection(address: try BeaconAddress.default(), timeout: .seconds(5))
+/// let connection = try BlockingVarlinkConnection(address: try BeaconAddress.fromEnvironment(), timeout: .seconds(5))
 /// let reply = try connection.call(
 ///     VarlinkCall(method: "io.beacon.Properties.Get", parameters: ["key": "user.name"]), timeout: .seconds(5))
 /// print(reply["property"]?["value"] ?? nil)
