@@ -22,8 +22,8 @@ final class CertificationService: VarlinkService {
         interfaceDescriptions = [(Self.interface, description)]
     }
 
-    func attached(to core: VarlinkServerCore) {
-        eventLoop = core.eventLoop
+    func attached(to server: VarlinkServerContext) {
+        eventLoop = server.eventLoop
     }
 
     // MARK: The values passed from one call to the next
@@ -76,7 +76,7 @@ final class CertificationService: VarlinkService {
 
     // MARK: Calls
 
-    func handle(_ call: VarlinkCall, on connection: VarlinkConnection) {
+    func handle(_ call: VarlinkCall, on connection: VarlinkConnection, client: Void) {
         let method = String(call.member)
         if method == "Start" {
             guard call.parameters.isEmpty, !call.more, !call.oneway else {

@@ -8,17 +8,14 @@ import BeaconProtocol
 
 extension BeaconBus {
     /// The software version reported by GetInfo and Status.
-    public static let softwareVersion = "0.1.0"
+    package static let softwareVersion = "0.1.0"
 
-    func handleDaemon(_ call: VarlinkCall, client: BusClient) throws(VarlinkError) {
-        switch call.member {
-        case "Status":
-            client.connection.reply(["status": .object(status())])
-        case "Clients":
-            client.connection.reply(["clients": .array(clientList())])
-        default:
-            throw .methodNotImplemented(call.method)
-        }
+    func replyStatus(to client: BusClient) {
+        client.connection.reply(["status": .object(status())])
+    }
+
+    func replyClients(to client: BusClient) {
+        client.connection.reply(["clients": .array(clientList())])
     }
 
     func status() -> [String: JSONValue] {
@@ -28,12 +25,12 @@ extension BeaconBus {
             "uid": .int(Int64(getuid())),
             "startedUsec": .int(startedUsec),
             "address": .string(address),
-            "store": .string(store.path),
+            "store": .string(writer.storage.path),
             "clients": .int(Int64(clients.count)),
-            "subscriptions": .int(Int64(subscriptionCount)),
-            "properties": .int(Int64(properties.count)),
-            "version": .int(version),
-            "sequence": .int(sequence),
+            "subscriptions": .int(Int64(fanOut.subscriptionCount)),
+            "properties": .int(Int64(table.entries.count)),
+            "version": .int(table.version),
+            "sequence": .int(fanOut.sequence),
         ]
         status["lifecycle"] = .string(lifecycle.summary)
         if !lifecycle.dbusBuses.isEmpty {
@@ -53,11 +50,11 @@ extension BeaconBus {
                 "connectedUsec": .int(connection.connectedUsec),
                 "patterns": .array((client.subscription?.patterns ?? []).map { .string($0.rawValue) }),
                 "queuedBytes": .int(Int64(connection.queuedBytes)),
-                "ephemeral": .int(Int64(client.ephemeralKeys.count)),
+                "ephemeral": .int(Int64(table.ephemeralKeys[id]?.count ?? 0)),
             ]
             if let command = connection.credentials.command { object["command"] = .string(command) }
             if let subscription = client.subscription { object["stream"] = .string(subscription.methodName) }
-            if lifecycle.participants[connection.id] != nil {
+            if lifecycle.sleep.contains(connection.id) {
                 object["stream"] = .string("io.beacon.Lifecycle.HoldSleep")
             }
             return .object(object)
@@ -65,12 +62,12 @@ extension BeaconBus {
     }
 
     /// A one-line summary for the service manager's STATUS=.
-    public var statusLine: String {
-        "\(clients.count) clients, \(subscriptionCount) subscriptions, \(properties.count) properties"
+    package var statusLine: String {
+        "\(clients.count) clients, \(fanOut.subscriptionCount) subscriptions, \(table.entries.count) properties"
     }
 
     /// Sets a reserved property on the daemon's own behalf (for example the lifecycle bridge); `nil` deletes it.
-    public func setSystemProperty(_ name: String, _ value: JSONValue?) {
+    package func setSystemProperty(_ name: String, _ value: JSONValue?) {
         guard let key = try? PropertyKey(name) else {
             logger.error("invalid system property key", metadata: ["key": "\(name)"])
             return
@@ -78,23 +75,16 @@ extension BeaconBus {
         if let value {
             var encoded: [UInt8] = []
             value.encode(into: &encoded)
-            let index = properties.index(forKey: name)
-            if let index, properties.values[index].value == encoded { return }
-            _ = store(
-                key: key,
-                value: encoded,
-                at: index,
-                ephemeralOwner: nil,
-                origin: .daemon,
-                connection: nil
-            )
-        } else if let entry = properties[name] {
-            delete(key: name, entry: entry, origin: .daemon)
+            let index = table.entries.index(forKey: name)
+            if let index, table.entries.values[index].value == encoded { return }
+            _ = store(key: key, value: encoded, at: index, ephemeralOwner: nil, origin: .daemon)
+        } else {
+            delete(name, origin: .daemon)
         }
     }
 
     /// Posts a notification on the daemon's own behalf.
-    public func postSystemNotification(_ name: String, userInfo: JSONValue?) {
+    package func postSystemNotification(_ name: String, userInfo: JSONValue?) {
         guard let key = try? PropertyKey(name) else {
             logger.error("invalid system notification name", metadata: ["name": "\(name)"])
             return

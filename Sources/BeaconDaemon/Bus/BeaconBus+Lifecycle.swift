@@ -3,21 +3,13 @@ import BeaconSystemd
 
 /// The bus's side of the lifecycle bridge: the state last reported, and the sleep participants.
 struct LifecycleBusState {
-    /// The bridge that holds the sleep inhibitor; `nil` when the daemon runs without one.
-    var bridge: LogindBridge?
+    var sleep = SleepParticipants()
     /// `false` when the configuration turned the bridge off.
-    var enabled: Bool { bridge != nil }
+    var enabled: Bool { sleep.bridge != nil }
     /// `nil` until the bridge reports its first state.
     var bridgeState: LogindBridgeState?
     /// The flags as last published; `nil` until the bridge has read logind once.
     var snapshot: LifecycleSnapshot?
-    var sleepTimeout: Duration = .seconds(3)
-    /// Clients running `HoldSleep`, by connection id.
-    var participants: [Int: BusClient] = [:]
-    /// Number of the last sleep announced to participants.
-    var sleepRound: Int64 = 0
-    /// Participants that have not answered the sleep being prepared; `nil` when none is.
-    var pending: Set<Int>?
     /// State of the declarative D-Bus bridge's buses, by bus.
     var dbusBuses: [String: String] = [:]
 
@@ -38,18 +30,17 @@ extension BeaconBus {
     ///
     /// The lifecycle properties stored by an earlier run describe a session and a boot that are over: they are
     /// deleted (with a deletion for `since` replays), and set again once the bridge has read logind.
-    public func attachLifecycle(_ bridge: LogindBridge?, sleepTimeout: Duration) {
-        lifecycle.bridge = bridge
-        lifecycle.sleepTimeout = sleepTimeout
+    package func attachLifecycle(_ bridge: LogindBridge?, sleepTimeout: Duration) {
+        lifecycle.sleep.bridge = bridge
+        lifecycle.sleep.configuredTimeout = sleepTimeout
         for property in LifecycleProperty.allCases {
-            guard let entry = properties[property.rawValue] else { continue }
-            delete(key: property.rawValue, entry: entry, origin: .daemon)
+            setSystemProperty(property.rawValue, nil)
         }
     }
 
     /// Publishes one event of the logind bridge: properties are set, notifications posted, and sleep
     /// participants told of sleep and wake-up.
-    public func apply(_ event: LogindEvent) {
+    package func apply(_ event: LogindEvent) {
         switch event {
         case .bridgeState(let state):
             lifecycle.bridgeState = state
@@ -58,7 +49,7 @@ extension BeaconBus {
             } else {
                 logger.notice("lifecycle bridge unavailable", metadata: ["state": "\(lifecycle.summary)"])
                 // A sleep in preparation cannot be answered to a logind that is gone.
-                lifecycle.pending = nil
+                lifecycle.sleep.abandonRound()
             }
         case .property(let property, let value):
             updateSnapshot(property, value)
@@ -73,15 +64,15 @@ extension BeaconBus {
                 userInfo: userInfo.isEmpty ? nil : .object(userInfo.mapValues { .string($0) })
             )
             switch notification {
-            case .willSleep: beginSleepRound()
-            case .didWake: endSleepRound()
+            case .willSleep: lifecycle.sleep.beginRound(logger: logger)
+            case .didWake: lifecycle.sleep.endRound()
             default: break
             }
         }
     }
 
     /// Publishes one event of the declarative D-Bus bridge.
-    public func apply(_ event: DBusBridgeEvent) {
+    package func apply(_ event: DBusBridgeEvent) {
         switch event {
         case .busState(let bus, let state):
             lifecycle.dbusBuses[bus.description] = state.description
@@ -124,43 +115,37 @@ extension BeaconBus {
 
     // MARK: io.beacon.Lifecycle
 
-    func handleLifecycle(_ call: VarlinkCall, client: BusClient) throws(VarlinkError) {
-        let parameters = CallParameters(call)
-        switch call.member {
-        case "State":
-            client.connection.reply(lifecycleState())
-        case "HoldSleep":
-            guard call.more else { throw .expectedMore() }
-            guard lifecycle.enabled else { throw BusError.lifecycleUnavailable("the lifecycle bridge is disabled") }
-            _ = try parameters.optionalString("description")
-            lifecycle.participants[client.connection.id] = client
-            client.connection.reply(
-                ["event": .string("registered"), "participant": .int(Int64(client.connection.id))],
-                continues: true
-            )
-            client.connection.beginStream()
-        case "Release":
-            guard let participant = try parameters.optionalInt("participant") else {
-                throw .invalidParameter("participant")
-            }
-            let round = try parameters.optionalInt("sleep")
-            guard let id = Int(exactly: participant), lifecycle.participants[id] != nil else {
-                throw BusError.noSuchParticipant(participant)
-            }
-            if round == nil || round == lifecycle.sleepRound {
-                participantAnswered(id)
-            }
-            client.connection.reply([:])
-        default:
-            throw .methodNotImplemented(call.method)
+    func holdSleep(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+        guard lifecycle.enabled else { throw BusError.lifecycleUnavailable("the lifecycle bridge is disabled") }
+        _ = try parameters.optionalString("description")
+        lifecycle.sleep.register(client)
+        streamBegan(client)
+        client.connection.reply(
+            ["event": .string("registered"), "participant": .int(Int64(client.connection.id))],
+            continues: true
+        )
+        client.connection.beginStream()
+    }
+
+    func release(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+        guard let participant = try parameters.optionalInt("participant") else {
+            throw .invalidParameter("participant")
         }
+        let round = try parameters.optionalInt("sleep")
+        guard let id = Int(exactly: participant) else { throw BusError.noSuchParticipant(participant) }
+        try lifecycle.sleep.release(id, round: round, logger: logger)
+        client.connection.reply([:])
+    }
+
+    func replyLifecycleState(to client: BusClient) {
+        client.connection.reply(lifecycleState())
     }
 
     private func lifecycleState() -> [String: JSONValue] {
         var reply: [String: JSONValue] = [
             "bridge": .string(lifecycle.summary),
-            "participants": .int(Int64(lifecycle.participants.count)),
-            "sleepInhibitor": .bool(lifecycle.bridge?.status.sleepInhibitorHeld ?? false),
+            "participants": .int(Int64(lifecycle.sleep.participants.count)),
+            "sleepInhibitor": .bool(lifecycle.sleep.bridge?.status.sleepInhibitorHeld ?? false),
         ]
         if let snapshot = lifecycle.snapshot {
             reply["state"] = .string(snapshot.state)
@@ -170,68 +155,11 @@ extension BeaconBus {
             reply["systemSleeping"] = .bool(snapshot.systemSleeping)
             reply["systemShuttingDown"] = .bool(snapshot.systemShuttingDown)
         }
-        if let pending = lifecycle.pending {
-            reply["sleep"] = .int(lifecycle.sleepRound)
+        if let pending = lifecycle.sleep.pending {
+            reply["sleep"] = .int(lifecycle.sleep.round)
             reply["pending"] = .int(Int64(pending.count))
         }
         return reply
-    }
-
-    /// The effective time participants get: the configured timeout, capped by logind's `InhibitDelayMaxUSec`.
-    private var sleepTimeout: Duration {
-        guard let maximum = lifecycle.bridge?.status.inhibitDelayMax else { return lifecycle.sleepTimeout }
-        return min(lifecycle.sleepTimeout, maximum)
-    }
-
-    private func beginSleepRound() {
-        lifecycle.sleepRound += 1
-        let round = lifecycle.sleepRound
-        let participants = lifecycle.participants
-        lifecycle.pending = Set(participants.keys)
-        let timeout = sleepTimeout
-        let timeoutUsec = timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000
-        for (id, client) in participants.sorted(by: { $0.key < $1.key }) {
-            client.connection.reply(
-                [
-                    "event": .string("willSleep"), "participant": .int(Int64(id)), "sleep": .int(round),
-                    "timeoutUsec": .int(timeoutUsec),
-                ],
-                continues: true
-            )
-        }
-        logger.info("preparing for sleep", metadata: ["participants": "\(participants.count)", "sleep": "\(round)"])
-        if participants.isEmpty {
-            lifecycle.pending = nil
-            lifecycle.bridge?.releaseSleepInhibitor()
-        } else {
-            lifecycle.bridge?.beginSleep(participants: participants.count, timeout: timeout)
-        }
-    }
-
-    private func endSleepRound() {
-        lifecycle.pending = nil
-        let round = lifecycle.sleepRound
-        for (id, client) in lifecycle.participants.sorted(by: { $0.key < $1.key }) {
-            client.connection.reply(
-                ["event": .string("didWake"), "participant": .int(Int64(id)), "sleep": .int(round)],
-                continues: true
-            )
-        }
-    }
-
-    private func participantAnswered(_ id: Int) {
-        guard lifecycle.pending?.remove(id) != nil else { return }
-        guard lifecycle.pending?.isEmpty == true else { return }
-        lifecycle.pending = nil
-        logger.info("sleep participants are ready", metadata: ["sleep": "\(lifecycle.sleepRound)"])
-        lifecycle.bridge?.releaseSleepInhibitor()
-    }
-
-    /// A client's connection closed: if it was a participant, it no longer holds sleep back.
-    func sleepParticipantLeft(_ client: BusClient) {
-        let id = client.connection.id
-        guard lifecycle.participants.removeValue(forKey: id) != nil else { return }
-        participantAnswered(id)
     }
 }
 

@@ -2,544 +2,226 @@ import BeaconProtocol
 import Logging
 import NIOCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// The bus: properties, notifications and their subscribers, served as a ``VarlinkService``.
 ///
-/// Lives on the server's event loop. Calls of one tick change the in-memory state at once; at the end of the
-/// tick (``willFlush()``) their store writes are committed in one transaction, then the tick's events are fanned
-/// out, then every connection's output is written. So a Set is answered, and watchers learn of it, only after it
-/// is durable.
-public final class BeaconBus: VarlinkService {
-    struct Entry {
-        var value: [UInt8]
-        var version: Int64
-        var modifiedUsec: Int64
-        var origin: Origin
-        /// The connection that owns the property when it is ephemeral.
-        var ephemeralOwner: Int?
-        /// Whether the store knows the key as ephemeral.
-        var markedEphemeral: Bool
-        /// The position, counted over every operation queued since the start, of the pending upsert that writes
-        /// this entry's row; it is pending while not below ``BeaconBus/committedOperations``.
-        var upsertPosition = -1
-        /// The reply to a Get of this entry, encoded by the first Get when short (``cachedGetReplyLimit``). Every
-        /// change of the entry clears it, so it cannot describe an older state.
-        var getReply: [UInt8]?
-    }
-
-    /// The longest Get reply kept with its entry, in bytes.
-    static let cachedGetReplyLimit = 2048
-
-    struct Tombstone {
-        var version: Int64
-        var modifiedUsec: Int64
-        var origin: Origin
-    }
-
+/// Lives on the server's event loop and composes parts with one concern each: the ``PropertyTable``, the
+/// ``StoreWriter`` behind a ``PropertyStorage``, the ``FanOut`` of events to subscribers, the ``SleepParticipants``
+/// and the method table (``BusMethods``). Calls of one tick change the table at once; at the end of the tick
+/// (``tickEnded()``) their store writes are committed in one transaction, then the tick's events are fanned out,
+/// then every connection's output is written. So a Set is answered, and watchers learn of it, only after it is
+/// durable. When the commit fails, the tick is undone: nothing is published, and every call of the tick is answered
+/// with `io.beacon.StoreFailed`.
+package final class BeaconBus: VarlinkService {
     static let reservedPrefixes: [String] = ["lifecycle", "session", "system", "daemon"]
-    static let versionBlock: Int64 = 100_000
 
-    public let interfaceDescriptions: [(name: String, description: String)] = BeaconInterfaces.all
+    package let interfaceDescriptions: [(name: String, description: String)] = BeaconInterfaces.all
 
-    let store: PropertyStore
+    let writer: StoreWriter
+    let table: PropertyTable
+    let fanOut: FanOut
     let logger: Logger
-    var limits: DaemonLimits
-    var historyLimit: Int
+    @exclusivity(unchecked) var limits: DaemonLimits
     let startedUsec: Int64
+    private(set) var server: VarlinkServerContext?
     /// The address clients reach the bus at.
-    var address: String { core?.address ?? "" }
-    weak var core: VarlinkServerCore?
-
-    // The properties marked `@exclusivity(unchecked)` are written on every Set. Like the whole bus they are used
-    // on the event loop only, and no access to them spans a call that could reach them again (each is read or
-    // written in place, or passed to code that does not call back into the bus), so the runtime's exclusivity
-    // checks would never find a conflict.
-    @exclusivity(unchecked) var properties: [String: Entry] = [:]
-    @exclusivity(unchecked) var tombstones: [String: Tombstone] = [:]
-    /// Versions up to this one may have been seen by clients without surviving; replays from before it resync.
-    var historyFloor: Int64 = 0
-    @exclusivity(unchecked) var version: Int64 = 0
-    /// No version above this one is handed out before the store knows the new ceiling.
-    @exclusivity(unchecked) var versionCeiling: Int64 = 0
-    var sequence: Int64 = 0
+    var address: String { server?.address ?? "" }
     /// The lifecycle bridge's state and the sleep participants.
     var lifecycle = LifecycleBusState()
 
     var clients: [Int: BusClient] = [:]
-    let watchIndex = PatternIndex()
-    let observeIndex = PatternIndex()
-    var subscriptionCount = 0
+    /// Clients that began a stream in this tick: a failed commit ends their streams again.
+    private var tickStreams: [BusClient] = []
+    /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
+    @exclusivity(unchecked) private var endOfTickRequested = false
 
-    // The current tick.
-    @exclusivity(unchecked) var pendingOperations: [StoreOperation] = []
-    /// How many queued operations were committed and removed from the front of ``pendingOperations``.
-    @exclusivity(unchecked) var committedOperations = 0
-    @exclusivity(unchecked) var pendingWriters: [VarlinkConnection] = []
-    @exclusivity(unchecked) var tickChanges: [ChangeEvent] = []
-    var tickNotifications: [NotificationEvent] = []
-    /// The JSON of ``tickNotifications``, one after the other.
-    var tickNotificationBytes: [UInt8] = []
-    /// The events being delivered by ``publish()``.
-    private var publishingChanges: [ChangeEvent] = []
-    private var publishingNotifications: [NotificationEvent] = []
-    private var publishingNotificationBytes: [UInt8] = []
-    private var tickNumber = 0
-    /// ``requestFlush()`` asked the core for a flush that has not begun yet.
-    @exclusivity(unchecked) private var flushRequested = false
-
-    /// Opens the bus on the contents of `store`. Runs on the event loop.
-    init(
-        store: PropertyStore,
-        limits: DaemonLimits,
-        historyLimit: Int,
-        logger: Logger
-    ) throws {
-        self.store = store
+    /// Opens the bus on the contents of `storage`. Runs on the event loop.
+    init(storage: any PropertyStorage, limits: DaemonLimits, historyLimit: Int, logger: Logger) throws {
+        self.writer = StoreWriter(storage: storage)
+        self.table = PropertyTable(writer: writer, historyLimit: historyLimit)
+        self.fanOut = FanOut(limits: limits, logger: logger)
         self.limits = limits
-        self.historyLimit = historyLimit
         self.logger = logger
-        self.startedUsec = Self.nowUsec()
-        try load()
-    }
-
-    static func nowUsec() -> Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1000
-    }
-
-    private func load() throws {
-        let contents = try store.load { key in
+        self.startedUsec = WallClock.nowUsec()
+        let contents = try storage.load { key in
             logger.error("stored value does not parse; ignoring it", metadata: ["key": "\(key)"])
         }
-        var highest = contents.meta["versionCeiling"] ?? 0
-        for property in contents.properties {
-            properties[property.key] = Entry(
-                value: property.value,
-                version: property.version,
-                modifiedUsec: property.modifiedUsec,
-                origin: property.origin,
-                ephemeralOwner: nil,
-                markedEphemeral: false
-            )
-            highest = max(highest, property.version)
-        }
-        for tombstone in contents.tombstones {
-            tombstones[tombstone.key] = Tombstone(
-                version: tombstone.version,
-                modifiedUsec: tombstone.modifiedUsec,
-                origin: tombstone.origin
-            )
-            highest = max(highest, tombstone.version)
-        }
-        historyFloor = contents.meta["historyFloor"] ?? 0
-        version = highest
-        versionCeiling = highest
-        // Ephemeral properties did not survive the restart: record their deletion for `since` replays.
-        let now = Self.nowUsec()
-        for key in contents.ephemeralKeys {
-            pendingOperations.append(.unmarkEphemeral(key: key))
-            guard properties[key] == nil else { continue }
-            let deletion = Tombstone(version: nextVersion(), modifiedUsec: now, origin: .daemon)
-            tombstones[key] = deletion
-            pendingOperations.append(
-                .upsertTombstone(
-                    StoredTombstone(key: key, version: deletion.version, modifiedUsec: now, origin: .daemon)
-                )
-            )
-        }
-        raiseCeiling()
-        try store.commit(pendingOperations)
-        committedOperations += pendingOperations.count
-        pendingOperations.removeAll()
+        table.load(contents, now: startedUsec)
+        try writer.commit()
         logger.info(
             "store opened",
             metadata: [
-                "path": "\(store.path)", "properties": "\(properties.count)", "tombstones": "\(tombstones.count)",
-                "version": "\(version)",
+                "path": "\(storage.path)", "properties": "\(table.entries.count)",
+                "tombstones": "\(table.tombstones.count)", "version": "\(table.version)",
             ]
         )
     }
 
-    /// The next number of the daemon-wide version counter.
-    func nextVersion() -> Int64 {
-        version += 1
-        if version >= versionCeiling { raiseCeiling() }
-        return version
-    }
-
-    private func raiseCeiling() {
-        versionCeiling = version + Self.versionBlock
-        pendingOperations.append(.setMeta(name: "versionCeiling", value: versionCeiling))
-    }
-
     /// Records, after a clean shutdown, that no version above the current one was handed out, so that the next
     /// start continues the counter without a gap.
-    public func finish() {
-        versionCeiling = version
-        pendingOperations.append(.setMeta(name: "versionCeiling", value: version))
-        commitPending()
+    package func finish() {
+        table.finish()
+        commitAndPublish()
     }
 
     func updateLimits(_ limits: DaemonLimits, historyLimit: Int) {
         self.limits = limits
-        self.historyLimit = historyLimit
+        fanOut.limits = limits
+        table.historyLimit = historyLimit
     }
 
     // MARK: VarlinkService
 
-    public func attached(to core: VarlinkServerCore) {
-        self.core = core
+    package func attached(to server: VarlinkServerContext) {
+        self.server = server
     }
 
-    public func connectionOpened(_ connection: VarlinkConnection) {
+    package func connectionOpened(_ connection: VarlinkConnection) -> BusClient {
         let client = BusClient(connection: connection)
-        connection.serviceState = client
         clients[connection.id] = client
+        return client
     }
 
-    public func connectionClosed(_ connection: VarlinkConnection) {
-        guard let client = clients.removeValue(forKey: connection.id) else { return }
-        connection.serviceState = nil
-        if let subscription = client.subscription {
-            removeSubscription(subscription)
-            client.subscription = nil
-        }
-        sleepParticipantLeft(client)
-        if !client.ephemeralKeys.isEmpty {
-            for key in client.ephemeralKeys.sorted() {
-                guard let entry = properties[key], entry.ephemeralOwner == connection.id else { continue }
-                delete(key: key, entry: entry, origin: client.origin)
-            }
-            client.ephemeralKeys.removeAll()
-            requestFlush()
-        }
+    package func connectionClosed(_ connection: VarlinkConnection, client: BusClient) {
+        clients.removeValue(forKey: connection.id)
+        endStream(of: client)
+        deleteEphemeral(of: connection.id, origin: client.origin)
     }
 
-    public func handle(_ call: VarlinkCall, on connection: VarlinkConnection) {
-        guard let client = connection.serviceState as? BusClient else { return }
+    package func handle(_ call: VarlinkCall, on connection: VarlinkConnection, client: BusClient) {
         do throws(VarlinkError) {
-            switch call.interface {
-            case "io.beacon.Properties":
-                try handleProperties(call, client: client)
-            case "io.beacon.Notifications":
-                try handleNotifications(call, client: client)
-            case "io.beacon.Daemon":
-                try handleDaemon(call, client: client)
-            case "io.beacon.Lifecycle":
-                try handleLifecycle(call, client: client)
-            default:
-                throw VarlinkError.interfaceNotFound(String(call.interface))
-            }
+            try BusMethods.handle(call, client: client, bus: self)
         } catch {
             connection.reply(error: error)
         }
     }
 
-    public func handle(_ call: VarlinkCallView, on connection: VarlinkConnection) -> Bool {
-        guard let client = connection.serviceState as? BusClient else { return false }
-        let parameters = CallParameters(call)
+    package func handle(_ call: VarlinkCallView, on connection: VarlinkConnection, client: BusClient) -> Bool {
         do throws(VarlinkError) {
-            if call.methodIs("io.beacon.Notifications.Post") {
-                try post(parameters, client: client)
-            } else if call.methodIs("io.beacon.Properties.Get") {
-                try get(parameters, client: client)
-            } else if call.methodIs("io.beacon.Properties.Set") {
-                try set(parameters, client: client)
-            } else if call.methodIs("io.beacon.Properties.Unset") {
-                try unset(parameters, client: client)
-            } else {
-                return false
-            }
+            return try BusMethods.handleInPlace(call, client: client, bus: self)
         } catch {
             connection.reply(error: error)
+            return true
         }
-        return true
-    }
-
-    /// Has ``willFlush()`` run at the end of this tick; asks the core once per tick.
-    func requestFlush() {
-        guard !flushRequested else { return }
-        flushRequested = true
-        core?.scheduleFlush()
-    }
-
-    public func willFlush() {
-        flushRequested = false
-        // Delivering can close connections (slow subscribers), whose ephemeral properties then go away with
-        // new events: commit and deliver those in the same tick.
-        for _ in 0..<8 {
-            commitPending()
-            guard !tickChanges.isEmpty || !tickNotifications.isEmpty else { return }
-            publish()
-        }
-        core?.scheduleFlush()
     }
 
     /// Store writes and events wait for the end of the tick: one transaction and one fan-out for every client
     /// that wrote in it.
-    public var batchesAtEndOfTick: Bool {
-        !pendingOperations.isEmpty || !tickChanges.isEmpty || !tickNotifications.isEmpty
+    package var batchesAtEndOfTick: Bool { writer.hasPending || fanOut.hasEvents }
+
+    package func tickEnded() {
+        endOfTickRequested = false
+        commitAndPublish()
     }
 
-    public func connectionBecameWritable(_ connection: VarlinkConnection) {
-        guard let subscription = (connection.serviceState as? BusClient)?.subscription else { return }
-        deliverBacklog(subscription)
+    package func connectionBecameWritable(_ connection: VarlinkConnection, client: BusClient) {
+        guard let subscription = client.subscription else { return }
+        fanOut.deliverBacklog(subscription, version: table.version)
     }
 
     // MARK: Tick
 
-    private func commitPending() {
-        guard !pendingOperations.isEmpty else {
-            pendingWriters.removeAll()
-            return
-        }
-        do {
-            try store.commit(pendingOperations)
-            committedOperations += pendingOperations.count
-            pendingOperations.removeAll(keepingCapacity: true)
-            pendingWriters.removeAll(keepingCapacity: true)
-        } catch {
-            // The writes stay queued and are retried with the next tick. Their callers get no answer: their
-            // connections close, so no client believes an unsaved change was saved.
-            logger.error("store commit failed: \(error)", metadata: ["operations": "\(pendingOperations.count)"])
-            for connection in pendingWriters {
-                connection.abort()
+    /// Has ``tickEnded()`` run at the end of this tick; asks the server once per tick.
+    func requestEndOfTick() {
+        guard !endOfTickRequested else { return }
+        endOfTickRequested = true
+        server?.scheduleEndOfTick()
+    }
+
+    /// A client began a Watch, Observe or HoldSleep in this tick.
+    func streamBegan(_ client: BusClient) {
+        tickStreams.append(client)
+        requestEndOfTick()
+    }
+
+    /// Commits the tick's store writes, then delivers its events. Delivering can close connections (slow
+    /// subscribers), whose ephemeral properties then go away with new events: those are committed and delivered in
+    /// the same tick.
+    private func commitAndPublish() {
+        for _ in 0..<8 {
+            do {
+                try writer.commit()
+            } catch {
+                undoTick(error)
+                return
             }
-            pendingWriters.removeAll()
+            table.committed()
+            tickStreams.removeAll(keepingCapacity: true)
+            guard fanOut.hasEvents else { return }
+            fanOut.publish()
+        }
+        requestEndOfTick()
+    }
+
+    /// The commit of the tick failed: its changes are undone and not published, and its calls are answered with
+    /// an error instead.
+    private func undoTick(_ error: any Error) {
+        logger.error("store commit failed: \(error)", metadata: ["operations": "\(writer.pending.count)"])
+        table.rollBack()
+        fanOut.discardTick()
+        let failure = BusError.storeFailed("\(error)")
+        for client in tickStreams {
+            endStream(of: client)
+        }
+        tickStreams.removeAll()
+        if let server {
+            for connection in server.tick.queuedConnections {
+                connection.failCallsOfThisTick(with: failure)
+            }
+        }
+        // Connections that closed in the tick still own ephemeral properties: they go away in the next one.
+        for owner in table.ephemeralKeys.keys where clients[owner] == nil {
+            deleteEphemeral(of: owner, origin: .daemon)
         }
     }
 
-    /// Queues a store write made on behalf of `connection`.
-    func record(_ operation: StoreOperation, by connection: VarlinkConnection?) {
-        pendingOperations.append(operation)
-        if let connection, pendingWriters.last !== connection {
-            pendingWriters.append(connection)
-        }
+    // MARK: Changes
+
+    /// Stores a value and queues its change event; returns the change's version. `index` is the key's entry in
+    /// the table, if it has one.
+    func store(
+        key: PropertyKey,
+        value: [UInt8],
+        at index: [String: PropertyTable.Entry].Index?,
+        ephemeralOwner: Int?,
+        origin: Origin
+    ) -> Int64 {
+        let change = table.set(
+            key: key, value: value, at: index, ephemeralOwner: ephemeralOwner, origin: origin,
+            now: WallClock.nowUsec())
+        let version = change.version
+        fanOut.append(change)
+        requestEndOfTick()
+        return version
     }
 
-    /// Queues the upsert of `property`'s row on behalf of `connection`; returns its position (see
-    /// ``Entry/upsertPosition``).
-    ///
-    /// When the row's upsert at `earlier` is still pending, the new row takes its place instead: both are in the
-    /// same transaction, and no other write to that row came between them (a deletion replaces or removes the
-    /// entry, and with it the position).
-    func recordUpsert(_ property: StoredProperty, replacing earlier: Int, by connection: VarlinkConnection?) -> Int {
-        if earlier >= committedOperations {
-            pendingOperations[earlier - committedOperations] = .upsertProperty(property)
-            if let connection, pendingWriters.last !== connection {
-                pendingWriters.append(connection)
-            }
-            return earlier
-        }
-        record(.upsertProperty(property), by: connection)
-        return committedOperations + pendingOperations.count - 1
+    /// Deletes a property and queues its change event; returns the deletion's version.
+    @discardableResult
+    func delete(_ name: String, origin: Origin) -> Int64? {
+        guard let change = table.delete(name, origin: origin, now: WallClock.nowUsec()) else { return nil }
+        fanOut.append(change)
+        requestEndOfTick()
+        return change.version
     }
 
-    private func publish() {
-        tickNumber &+= 1
-        let tick = tickNumber
-        swap(&publishingChanges, &tickChanges)
-        swap(&publishingNotifications, &tickNotifications)
-        swap(&publishingNotificationBytes, &tickNotificationBytes)
-        defer {
-            publishingChanges.removeAll(keepingCapacity: true)
-            publishingNotifications.removeAll(keepingCapacity: true)
-            publishingNotificationBytes.removeAll(keepingCapacity: publishingNotificationBytes.capacity <= 1 << 20)
-        }
-        var touched: [Subscription] = []
-        // Events of one key often come in runs: a run's subscribers are looked up once, and each selects the
-        // run's events after its start (versions and sequences grow along the tick, so those end the run).
-        var matched: [Subscription] = []
-        var start = 0
-        while start < publishingChanges.count {
-            let key = publishingChanges[start].key
-            var end = start + 1
-            while end < publishingChanges.count && publishingChanges[end].key == key { end += 1 }
-            matched.removeAll(keepingCapacity: true)
-            watchIndex.forEachMatch(key) { matched.append($0) }
-            for subscription in matched {
-                var first = start
-                while first < end && publishingChanges[first].version <= subscription.start { first += 1 }
-                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
-            }
-            start = end
-        }
-        start = 0
-        while start < publishingNotifications.count {
-            let name = publishingNotifications[start].name
-            var end = start + 1
-            while end < publishingNotifications.count && publishingNotifications[end].name == name { end += 1 }
-            matched.removeAll(keepingCapacity: true)
-            observeIndex.forEachMatch(name) { matched.append($0) }
-            for subscription in matched {
-                var first = start
-                while first < end && publishingNotifications[first].sequence <= subscription.start { first += 1 }
-                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
-            }
-            start = end
-        }
-        var encoded: [SelectionKey: ByteBuffer] = [:]
-        var scratch: [UInt8] = []
-        for subscription in touched {
-            deliver(subscription, encoded: &encoded, scratch: &scratch)
-        }
+    private func deleteEphemeral(of owner: Int, origin: Origin) {
+        let changes = table.deleteEphemeral(of: owner, origin: origin, now: WallClock.nowUsec())
+        guard !changes.isEmpty else { return }
+        for change in changes { fanOut.append(change) }
+        requestEndOfTick()
     }
 
-    private func deliver(
-        _ subscription: Subscription,
-        encoded: inout [SelectionKey: ByteBuffer],
-        scratch: inout [UInt8]
-    ) {
-        let connection = subscription.client.connection
-        guard !connection.isClosed else { return }
-        if !connection.isWritable || !subscription.backlog.isEmpty {
-            holdBack(subscription)
-            return
+    /// Ends the Watch, Observe or HoldSleep that `client` runs, if any.
+    private func endStream(of client: BusClient) {
+        if let subscription = client.subscription {
+            fanOut.remove(subscription)
+            client.subscription = nil
         }
-        if subscription.overflow > 0 {
-            // Dropped notifications are reported with the next reply.
-            let overflow = subscription.overflow
-            subscription.overflow = 0
-            connection.sendEncoded { buffer in
-                encodeSelection(subscription, overflow: overflow, into: &buffer)
-            }
-            return
-        }
-        // A selection of every event of its kind, the common case, is keyed without its indices.
-        let all =
-            subscription.selection.count
-            == (subscription.kind.isWatch ? publishingChanges.count : publishingNotifications.count)
-        let key = SelectionKey(
-            kind: subscription.kind, indices: all ? [] : subscription.selection)
-        if let shared = encoded[key] {
-            connection.send(shared: shared)
-            return
-        }
-        scratch.removeAll(keepingCapacity: true)
-        encodeSelection(subscription, overflow: 0, into: &scratch)
-        var buffer = connection.channel.allocator.buffer(capacity: scratch.count)
-        buffer.writeBytes(scratch)
-        encoded[key] = buffer
-        connection.send(shared: buffer)
+        lifecycle.sleep.left(client.connection.id, logger: logger)
     }
-
-    private func encodeSelection(_ subscription: Subscription, overflow: Int, into buffer: inout [UInt8]) {
-        switch subscription.kind {
-        case .watch(let old):
-            let selection = subscription.selection
-            StreamReply.changes(
-                selection,
-                of: publishingChanges,
-                includingOld: old,
-                version: selection.last.map { publishingChanges[Int($0)].version } ?? version,
-                overflow: overflow,
-                into: &buffer
-            )
-        case .observe:
-            let selection = subscription.selection
-            StreamReply.notifications(
-                selection,
-                of: publishingNotifications,
-                in: publishingNotificationBytes,
-                sequence: selection.last.map { publishingNotifications[Int($0)].sequence } ?? sequence,
-                overflow: overflow,
-                into: &buffer
-            )
-        }
-    }
-
-    /// The subscriber reads too slowly: coalesce changes, drop notifications, or disconnect.
-    private func holdBack(_ subscription: Subscription) {
-        let connection = subscription.client.connection
-        if limits.slowSubscriber == .disconnect {
-            logger.notice(
-                "disconnecting a slow subscriber",
-                metadata: [
-                    "connection": "\(connection.id)", "pid": "\(connection.credentials.pid)",
-                    "queuedBytes": "\(connection.queuedBytes)",
-                ]
-            )
-            connection.abort()
-            return
-        }
-        switch subscription.kind {
-        case .watch:
-            for index in subscription.selection {
-                let event = publishingChanges[Int(index)]
-                if let earlier = subscription.backlog[event.key.rawValue] {
-                    subscription.overflow += 1
-                    subscription.backlog[event.key.rawValue] = ChangeEvent(
-                        key: event.key,
-                        value: event.value,
-                        old: earlier.old,
-                        version: event.version,
-                        origin: event.origin
-                    )
-                } else {
-                    subscription.backlog[event.key.rawValue] = event
-                }
-            }
-        case .observe:
-            subscription.overflow += subscription.selection.count
-        }
-    }
-
-    /// Sends what was held back while the subscriber was slow.
-    private func deliverBacklog(_ subscription: Subscription) {
-        let connection = subscription.client.connection
-        guard !connection.isClosed else { return }
-        let overflow = subscription.overflow
-        switch subscription.kind {
-        case .watch(let old):
-            guard !subscription.backlog.isEmpty else { return }
-            let events = subscription.backlog.values.sorted { $0.version < $1.version }
-            subscription.backlog.removeAll()
-            subscription.overflow = 0
-            connection.sendEncoded { buffer in
-                StreamReply.changes(
-                    0..<Int32(events.count), of: events, includingOld: old, version: events.last?.version ?? version,
-                    overflow: overflow,
-                    into: &buffer
-                )
-            }
-        case .observe:
-            guard overflow > 0 else { return }
-            subscription.overflow = 0
-            connection.sendEncoded { buffer in
-                StreamReply.noNotifications(sequence: sequence, overflow: overflow, into: &buffer)
-            }
-        }
-    }
-
-    // MARK: Subscriptions
 
     func addSubscription(_ subscription: Subscription) {
-        let index = subscription.kind.isWatch ? watchIndex : observeIndex
-        for pattern in subscription.patterns {
-            index.insert(pattern, for: subscription)
-        }
+        fanOut.add(subscription)
         subscription.client.subscription = subscription
-        subscriptionCount += 1
-    }
-
-    func removeSubscription(_ subscription: Subscription) {
-        let index = subscription.kind.isWatch ? watchIndex : observeIndex
-        for pattern in subscription.patterns {
-            index.remove(pattern, for: subscription)
-        }
-        subscriptionCount -= 1
-    }
-}
-
-extension Subscription.Kind {
-    var isWatch: Bool {
-        if case .watch = self { return true }
-        return false
+        streamBegan(subscription.client)
     }
 }

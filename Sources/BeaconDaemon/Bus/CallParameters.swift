@@ -130,6 +130,11 @@ struct CallParameters {
 
 /// The named errors of the Beacon interfaces.
 enum BusError {
+    /// The tick's changes could not be made durable; the call had no effect.
+    static func storeFailed(_ reason: String) -> VarlinkError {
+        VarlinkError(name: "io.beacon.StoreFailed", parameters: ["reason": .string(reason)])
+    }
+
     static func keyNotFound(_ key: String) -> VarlinkError {
         VarlinkError(name: "io.beacon.Properties.KeyNotFound", parameters: ["key": .string(key)])
     }

@@ -1,11 +1,9 @@
 import BeaconProtocol
 
 /// The bus's state of one connection.
-final class BusClient {
+package final class BusClient {
     unowned let connection: VarlinkConnection
     let origin: Origin
-    /// Keys of the ephemeral properties this connection owns.
-    var ephemeralKeys: Set<String> = []
     /// The Watch or Observe running on the connection.
     var subscription: Subscription?
 

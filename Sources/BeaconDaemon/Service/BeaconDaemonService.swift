@@ -10,7 +10,7 @@ public final class BeaconDaemonService: Service, Sendable {
     private let initialConfiguration: DaemonConfiguration
     private let logger: Logger
     private let systemd: SystemdIntegration
-    private let state = Mutex<(server: VarlinkServer?, configuration: DaemonConfiguration)?>(nil)
+    private let state = Mutex<(server: VarlinkServer<BeaconBus>?, configuration: DaemonConfiguration)?>(nil)
 
     public init(configuration: DaemonConfiguration, logger: Logger) {
         self.initialConfiguration = configuration
@@ -23,13 +23,13 @@ public final class BeaconDaemonService: Service, Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let eventLoop = group.next()
         let store: PropertyStore
-        let server: VarlinkServer
+        let server: VarlinkServer<BeaconBus>
         do {
             store = try PropertyStore(
                 path: configuration.storePath,
                 synchronous: PropertyStore.Synchronous(rawValue: configuration.storeSynchronous) ?? .normal
             )
-            let listener: VarlinkServer.Listener
+            let listener: VarlinkServer<BeaconBus>.Listener
             if let descriptor = systemd.listenDescriptor() {
                 listener = .descriptor(descriptor)
             } else if let path = configuration.socketPath {
@@ -53,7 +53,7 @@ public final class BeaconDaemonService: Service, Sendable {
                 logger: logger
             ) {
                 try BeaconBus(
-                    store: store,
+                    storage: store,
                     limits: limits,
                     historyLimit: historyLimit,
                     logger: logger
@@ -67,9 +67,7 @@ public final class BeaconDaemonService: Service, Sendable {
         state.withLock { $0 = (server, configuration) }
         let bridges = DaemonBridges(configuration: configuration, logger: logger)
         let sleepTimeout = configuration.lifecycle.sleepTimeout
-        try? await server.withCore { core in
-            (core.service as? BeaconBus)?.attachLifecycle(bridges.logind, sleepTimeout: sleepTimeout)
-        }
+        try? await server.withService { $0.attachLifecycle(bridges.logind, sleepTimeout: sleepTimeout) }
         logger.info(
             "serving",
             metadata: ["address": "\(server.address)", "store": "\(configuration.storePath)"]
@@ -80,10 +78,10 @@ public final class BeaconDaemonService: Service, Sendable {
         let bridgeTask = Task {
             await bridges.run(
                 applyLifecycle: { event in
-                    try? await server.withCore { ($0.service as? BeaconBus)?.apply(event) }
+                    try? await server.withService { $0.apply(event) }
                 },
                 applyBridge: { event in
-                    try? await server.withCore { ($0.service as? BeaconBus)?.apply(event) }
+                    try? await server.withService { $0.apply(event) }
                 }
             )
         }
@@ -95,7 +93,7 @@ public final class BeaconDaemonService: Service, Sendable {
             try? await cancelWhenGracefulShutdown {
                 var last = ""
                 while !Task.isCancelled {
-                    let line = (try? await server.withCore { ($0.service as? BeaconBus)?.statusLine ?? "" }) ?? ""
+                    let line = (try? await server.withService { $0.statusLine }) ?? ""
                     if line != last {
                         self.systemd.status(line)
                         last = line
@@ -110,7 +108,7 @@ public final class BeaconDaemonService: Service, Sendable {
         bridges.shutdown()
         await bridgeTask.value
         await server.shutdown()
-        try? await server.withCore { ($0.service as? BeaconBus)?.finish() }
+        try? await server.withService { $0.finish() }
         state.withLock { $0 = nil }
         do {
             try store.close()
@@ -139,7 +137,7 @@ public final class BeaconDaemonService: Service, Sendable {
         let historyLimit = configuration.historyLimit
         try? await server.withCore { core in
             core.update(limits: serverLimits)
-            (core.service as? BeaconBus)?.updateLimits(limits, historyLimit: historyLimit)
+            core.service.updateLimits(limits, historyLimit: historyLimit)
         }
         state.withLock { $0?.configuration = configuration }
         logger.info("configuration reloaded", metadata: ["file": "\(configuration.configFile ?? "none")"])
@@ -148,12 +146,9 @@ public final class BeaconDaemonService: Service, Sendable {
     /// Runs `body` with the bus on its event loop, for components of the daemon that publish state of their own
     /// (with ``BeaconBus/setSystemProperty(_:_:)`` and ``BeaconBus/postSystemNotification(_:userInfo:)``).
     /// Returns `nil` when the daemon is not serving.
-    public func withBus<T: Sendable>(_ body: @escaping @Sendable (BeaconBus) -> T) async -> T? {
+    package func withBus<T: Sendable>(_ body: @escaping @Sendable (BeaconBus) -> T) async -> T? {
         guard let server = state.withLock({ $0?.server }) else { return nil }
-        return try? await server.withCore { core in
-            guard let bus = core.service as? BeaconBus else { return nil }
-            return body(bus)
-        }
+        return try? await server.withService(body)
     }
 
     static func serverLimits(_ configuration: DaemonConfiguration) -> VarlinkServerLimits {

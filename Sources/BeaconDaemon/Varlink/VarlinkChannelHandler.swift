@@ -9,13 +9,16 @@ import NIOCore
 
 /// Splits the byte stream of one connection into NUL-terminated messages, parses each as a varlink call and hands
 /// it to the ``VarlinkServerCore``. Malformed input gets `io.beacon.ProtocolError` and a closed connection.
-final class VarlinkChannelHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
+package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInboundHandler {
+    package typealias InboundIn = ByteBuffer
 
     // Used on the channel's event loop only, and no access to these spans a call that could reach them again: they
     // skip the runtime exclusivity checks, which are made several times for every message.
-    private let core: VarlinkServerCore
+    private let core: VarlinkServerCore<Service>
+    /// Stands for the peer's credentials when the channel is not a socket.
+    private let givenCredentials: PeerCredentials?
     @exclusivity(unchecked) private var connection: VarlinkConnection?
+    @exclusivity(unchecked) private var client: Service.Client?
     /// Received bytes not yet consumed as complete messages.
     @exclusivity(unchecked) private var pending: ByteBuffer?
     /// How many bytes of `pending` are known to hold no NUL.
@@ -26,17 +29,21 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     /// Between a `channelRead` and the `channelReadComplete` that ends its read burst.
     @exclusivity(unchecked) private var inReadBurst = false
 
-    init(core: VarlinkServerCore) {
+    init(core: VarlinkServerCore<Service>, credentials: PeerCredentials?) {
         self.core = core
+        self.givenCredentials = credentials
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         let channel = context.channel
-        PeerCredentials.of(channel).assumeIsolated().whenComplete { [self] result in
+        let credentials =
+            givenCredentials.map { channel.eventLoop.makeSucceededFuture($0) } ?? PeerCredentials.of(channel)
+        credentials.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let credentials):
-                if let connection = core.open(context: context, credentials: credentials) {
+                if let (connection, client) = core.open(context: context, credentials: credentials) {
                     self.connection = connection
+                    self.client = client
                     processPending()
                 } else {
                     refuse(channel)
@@ -55,20 +62,21 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
         channel.close(promise: nil)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         endReadBurst()
         pending = nil
-        if let connection {
+        if let connection, let client {
             self.connection = nil
-            core.closed(connection)
+            self.client = nil
+            core.closed(connection, client: client)
         }
         context.fireChannelInactive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if !inReadBurst {
             inReadBurst = true
-            core.readBurstBegan()
+            core.tick.readBurstBegan()
         }
         guard !refused && !failed else { return }
         var bytes = unwrapInboundIn(data)
@@ -102,12 +110,12 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
         processPending()
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    package func channelReadComplete(context: ChannelHandlerContext) {
         endReadBurst()
         context.fireChannelReadComplete()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         endReadBurst()
     }
 
@@ -115,26 +123,26 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
     private func endReadBurst() {
         guard inReadBurst else { return }
         inReadBurst = false
-        core.readBurstEnded()
+        core.tick.readBurstEnded()
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
         let writable = context.channel.isWritable
         // A peer that does not read its replies is not read from either.
         context.channel.setOption(.autoRead, value: writable).whenFailure { _ in }
-        if writable, let connection {
-            core.service.connectionBecameWritable(connection)
+        if writable, let connection, let client {
+            core.service.connectionBecameWritable(connection, client: client)
         }
         context.fireChannelWritabilityChanged()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         core.logger.debug("connection error: \(error)", metadata: ["connection": "\(connection?.id ?? 0)"])
         context.close(promise: nil)
     }
 
     private func processPending() {
-        guard let connection else { return }
+        guard let connection, let client else { return }
         while !connection.isClosed, var buffer = pending {
             let readable = buffer.readableBytes
             let end: Int? = buffer.withUnsafeReadableBytes { raw in
@@ -175,7 +183,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
             buffer.moveReaderIndex(forwardBy: end + 1)
             pending = buffer.readableBytes > 0 ? buffer : nil
             let handled = frame.withUnsafeReadableBytes { raw in
-                core.dispatch(frame: UnsafeRawBufferPointer(rebasing: raw[0..<end]), on: connection)
+                core.dispatch(frame: UnsafeRawBufferPointer(rebasing: raw[0..<end]), on: connection, client: client)
             }
             if handled { continue }
             let limits = core.jsonLimits
@@ -186,7 +194,7 @@ final class VarlinkChannelHandler: ChannelInboundHandler {
             }
             switch parsed {
             case .success(let call):
-                core.dispatch(call, on: connection)
+                core.dispatch(call, on: connection, client: client)
             case .failure(let error):
                 pending = nil
                 failed = true

@@ -11,19 +11,19 @@ import NIOPosix
 /// A varlink server on a Unix stream socket, serving one ``VarlinkService`` on one event loop.
 ///
 /// All connections share the loop, so the service's state needs no locks and fan-out never crosses threads.
-public final class VarlinkServer: Sendable {
+package final class VarlinkServer<Service: VarlinkService>: Sendable {
     /// Where to listen.
-    public enum Listener: Sendable, Hashable {
+    package enum Listener: Sendable, Hashable {
         /// Bind a new socket at this path (the directory is created 0700, the socket is made 0600).
         case unixPath(String)
         /// Adopt a listening socket passed by the service manager (socket activation).
         case descriptor(Int32)
     }
 
-    public let eventLoop: any EventLoop
-    public let address: String
+    package let eventLoop: any EventLoop
+    package let address: String
     private let serverChannel: any Channel
-    private let core: NIOLoopBound<VarlinkServerCore>
+    private let core: NIOLoopBound<VarlinkServerCore<Service>>
     /// The socket file the server bound, identified by device and inode: a later server may bind a new file at
     /// the same path, which this one must not remove.
     private let socketFile: SocketFile?
@@ -34,7 +34,7 @@ public final class VarlinkServer: Sendable {
         eventLoop: any EventLoop,
         address: String,
         serverChannel: any Channel,
-        core: NIOLoopBound<VarlinkServerCore>,
+        core: NIOLoopBound<VarlinkServerCore<Service>>,
         socketFile: SocketFile?,
         ownedGroup: MultiThreadedEventLoopGroup?
     ) {
@@ -48,13 +48,13 @@ public final class VarlinkServer: Sendable {
 
     /// Starts listening. `makeService` runs on the server's event loop and creates the service the server
     /// dispatches to. Without `eventLoop`, the server runs on a thread of its own, ended by ``shutdown()``.
-    public static func start(
+    package static func start(
         on eventLoop: (any EventLoop)? = nil,
         listener: Listener,
         info: VarlinkServiceInfo,
         limits: VarlinkServerLimits = VarlinkServerLimits(),
         logger: Logger = Logger(label: "varlink"),
-        makeService: @escaping @Sendable () throws -> any VarlinkService
+        makeService: @escaping @Sendable () throws -> Service
     ) async throws -> VarlinkServer {
         let ownedGroup = eventLoop == nil ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
         do {
@@ -80,7 +80,7 @@ public final class VarlinkServer: Sendable {
         info: VarlinkServiceInfo,
         limits: VarlinkServerLimits,
         logger: Logger,
-        makeService: @escaping @Sendable () throws -> any VarlinkService
+        makeService: @escaping @Sendable () throws -> Service
     ) async throws -> VarlinkServer {
         let address: String
         switch listener {
@@ -105,7 +105,7 @@ public final class VarlinkServer: Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(VarlinkChannelHandler(core: core.value))
+                    try channel.pipeline.syncOperations.addHandler(core.value.makeHandler())
                 }
             }
         switch listener {
@@ -237,13 +237,20 @@ public final class VarlinkServer: Sendable {
     }
 
     /// Runs `body` with the server's core on its event loop.
-    public func withCore<T: Sendable>(_ body: @escaping @Sendable (VarlinkServerCore) throws -> T) async throws -> T {
+    package func withCore<T: Sendable>(
+        _ body: @escaping @Sendable (VarlinkServerCore<Service>) throws -> T
+    ) async throws -> T {
         let core = self.core
         return try await eventLoop.submit { try body(core.value) }.get()
     }
 
+    /// Runs `body` with the service on the server's event loop.
+    package func withService<T: Sendable>(_ body: @escaping @Sendable (Service) throws -> T) async throws -> T {
+        try await withCore { try body($0.service) }
+    }
+
     /// Stops accepting, closes every connection after writing what is queued, and removes the socket file.
-    public func shutdown() async {
+    package func shutdown() async {
         try? await serverChannel.close()
         socketFile?.removeIfUnchanged()
         let core = self.core
@@ -256,7 +263,7 @@ public final class VarlinkServer: Sendable {
             try? await EventLoopFuture.andAllComplete(closed, on: eventLoop).get()
         }
         // What the closing connections changed (ephemeral properties) is committed and published.
-        try? await eventLoop.submit { core.value.service.willFlush() }.get()
+        try? await eventLoop.submit { core.value.service.tickEnded() }.get()
         try? await ownedGroup?.shutdownGracefully()
     }
 }

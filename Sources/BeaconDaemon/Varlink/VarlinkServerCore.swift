@@ -41,44 +41,57 @@ public struct VarlinkServerLimits: Sendable, Hashable {
     }
 }
 
-/// The event-loop side of a ``VarlinkServer``: admits connections, routes calls, answers `org.varlink.service`
-/// and writes queued output once per read burst of a channel (or, for output queued outside one, once per tick).
-public final class VarlinkServerCore {
-    public let eventLoop: any EventLoop
-    public let service: any VarlinkService
-    public let info: VarlinkServiceInfo
+/// The interfaces a server serves: `org.varlink.service` and the service's own, checked to parse.
+struct VarlinkInterfaceTable {
+    /// Interface name to the names of its methods.
+    private(set) var methods: [String: Set<String>] = [:]
+    private(set) var descriptions: [String: String] = [:]
+    /// `interface.Method` of every method the service implements, checked without allocating.
+    private(set) var qualifiedMethods: Set<String> = []
+    private(set) var names: [String] = []
+
+    init(service descriptions: [(name: String, description: String)]) throws {
+        let all = [(VarlinkServiceInterface.name, VarlinkServiceInterface.description)] + descriptions
+        for (name, text) in all {
+            let interface = try VarlinkInterface(parsing: text)
+            guard interface.name == name else {
+                throw VarlinkServerError(message: "interface text for \(name) declares \(interface.name)")
+            }
+            methods[name] = Set(interface.methods.map(\.name))
+            if name != VarlinkServiceInterface.name {
+                qualifiedMethods.formUnion(interface.methods.map { name + "." + $0.name })
+            }
+            self.descriptions[name] = text
+            names.append(name)
+        }
+    }
+}
+
+/// The event-loop side of a ``VarlinkServer``: admits connections, routes calls to its service, and answers
+/// `org.varlink.service`. Output is written at the end of the tick (``VarlinkTick``).
+package final class VarlinkServerCore<Service: VarlinkService> {
+    package let eventLoop: any EventLoop
+    package let service: Service
+    package let info: VarlinkServiceInfo
     /// Where clients connect, `unix:PATH`.
-    public let address: String
+    package let address: String
     let logger: Logger
+    let tick: VarlinkTick
     // The state below is used on the event loop only, and no access to it spans a call that could reach it again;
     // the properties read for every call skip the runtime exclusivity checks (`@exclusivity(unchecked)`), which
     // were a tenth of a Get's instructions.
-    @exclusivity(unchecked) public private(set) var limits: VarlinkServerLimits
+    @exclusivity(unchecked) package private(set) var limits: VarlinkServerLimits
     @exclusivity(unchecked) private(set) var jsonLimits: JSONLimits
     private let ownUID = getuid()
+    private let interfaces: VarlinkInterfaceTable
 
-    /// Interface name to the names of its methods.
-    private var methods: [String: Set<String>] = [:]
-    private var descriptions: [String: String] = [:]
-    /// `interface.Method` of every method the service implements, checked without allocating.
-    private var qualifiedMethods: Set<String> = []
-    private var interfaceNames: [String] = []
-
-    public private(set) var connections: [Int: VarlinkConnection] = [:]
+    package private(set) var connections: [Int: VarlinkConnection] = [:]
     private var connectionsPerUID: [UInt32: Int] = [:]
     private var nextConnectionID = 1
-    @exclusivity(unchecked) private var flushQueue: [VarlinkConnection] = []
-    @exclusivity(unchecked) private var flushScheduled = false
-    @exclusivity(unchecked) private var inWillFlush = false
-    @exclusivity(unchecked) private var flushAgain = false
-    /// Channels in a read burst (from its first `channelRead` to its `channelReadComplete`).
-    @exclusivity(unchecked) private var channelsReading = 0
-    /// A flush was asked for during a read burst: it runs when the burst ends instead of as a task.
-    @exclusivity(unchecked) private var flushDeferred = false
 
     init(
         eventLoop: any EventLoop,
-        service: any VarlinkService,
+        service: Service,
         info: VarlinkServiceInfo,
         address: String,
         limits: VarlinkServerLimits,
@@ -91,23 +104,20 @@ public final class VarlinkServerCore {
         self.limits = limits
         self.jsonLimits = limits.jsonLimits
         self.logger = logger
-        for (name, text) in [(VarlinkServiceIDL.name, VarlinkServiceIDL.text)] + service.interfaceDescriptions {
-            let interface = try VarlinkInterface(parsing: text)
-            guard interface.name == name else {
-                throw VarlinkServerError(message: "interface text for \(name) declares \(interface.name)")
-            }
-            methods[name] = Set(interface.methods.map(\.name))
-            if name != VarlinkServiceIDL.name {
-                qualifiedMethods.formUnion(interface.methods.map { name + "." + $0.name })
-            }
-            descriptions[name] = text
-            interfaceNames.append(name)
-        }
-        service.attached(to: self)
+        self.interfaces = try VarlinkInterfaceTable(service: service.interfaceDescriptions)
+        let tick = VarlinkTick(eventLoop: eventLoop)
+        self.tick = tick
+        tick.install(
+            VarlinkTick.Hooks(
+                serviceWork: { [unowned service] in service.tickEnded() },
+                batches: { [unowned service] in service.batchesAtEndOfTick }
+            )
+        )
+        service.attached(to: VarlinkServerContext(eventLoop: eventLoop, address: address, tick: tick))
     }
 
     /// Applies new limits to the connections that exist and those to come.
-    public func update(limits newLimits: VarlinkServerLimits) {
+    package func update(limits newLimits: VarlinkServerLimits) {
         limits = newLimits
         jsonLimits = newLimits.jsonLimits
         for connection in connections.values {
@@ -115,10 +125,16 @@ public final class VarlinkServerCore {
         }
     }
 
+    /// The handler a new channel's pipeline reads with. `credentials` stands for the peer's when the channel is
+    /// not a socket (in-process tests).
+    package func makeHandler(credentials: PeerCredentials? = nil) -> VarlinkChannelHandler<Service> {
+        VarlinkChannelHandler(core: self, credentials: credentials)
+    }
+
     // MARK: Connections
 
     /// Admits a connection, or returns `nil` (and logs why) when its uid is not served or over its limit.
-    func open(context: ChannelHandlerContext, credentials: PeerCredentials) -> VarlinkConnection? {
+    func open(context: ChannelHandlerContext, credentials: PeerCredentials) -> (VarlinkConnection, Service.Client)? {
         guard credentials.uid == ownUID || limits.allowedUIDs.contains(credentials.uid) else {
             logger.notice(
                 "refusing connection of a uid that is not served",
@@ -137,31 +153,30 @@ public final class VarlinkServerCore {
         connectionsPerUID[credentials.uid] = count + 1
         let id = nextConnectionID
         nextConnectionID += 1
-        let now = BeaconBus.nowUsec()
         let connection = VarlinkConnection(
             id: id,
             credentials: credentials,
             context: context,
-            core: self,
-            connectedUsec: now
+            tick: tick,
+            logger: logger,
+            connectedUsec: WallClock.nowUsec()
         )
         connections[id] = connection
         try? context.channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.waterMark)
-        service.connectionOpened(connection)
-        return connection
+        return (connection, service.connectionOpened(connection))
     }
 
-    func closed(_ connection: VarlinkConnection) {
+    func closed(_ connection: VarlinkConnection, client: Service.Client) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         connection.markClosed()
         let uid = connection.credentials.uid
         let count = connectionsPerUID[uid, default: 1] - 1
         connectionsPerUID[uid] = count > 0 ? count : nil
-        service.connectionClosed(connection)
+        service.connectionClosed(connection, client: client)
     }
 
     /// Closes every connection after writing what is queued for it.
-    public func closeAll() {
+    package func closeAll() {
         for connection in connections.values {
             connection.close()
         }
@@ -170,17 +185,18 @@ public final class VarlinkServerCore {
     // MARK: Calls
 
     /// Hands a call to the service read in place from `frame` when the service answers it that way; returns
-    /// false, having done nothing, when the frame is to be parsed and given to ``dispatch(_:on:)``. The method name
-    /// is not checked here: services answer only their own methods (see ``VarlinkCallView/methodIs(_:)``).
-    func dispatch(frame: UnsafeRawBufferPointer, on connection: VarlinkConnection) -> Bool {
+    /// false, having done nothing, when the frame is to be parsed and given to ``dispatch(_:on:client:)``. The
+    /// method name is not checked here: services answer only their own methods (see
+    /// ``VarlinkCallView/methodIs(_:)``).
+    func dispatch(frame: UnsafeRawBufferPointer, on connection: VarlinkConnection, client: Service.Client) -> Bool {
         guard let call = VarlinkCallView(parsing: frame, limits: jsonLimits) else { return false }
         if connection.isStreaming && !call.oneway { return false }
-        connection.discardsReplies = call.oneway
+        connection.callBegins(oneway: call.oneway)
         defer { connection.discardsReplies = false }
-        return service.handle(call, on: connection)
+        return service.handle(call, on: connection, client: client)
     }
 
-    func dispatch(_ call: VarlinkCall, on connection: VarlinkConnection) {
+    func dispatch(_ call: VarlinkCall, on connection: VarlinkConnection, client: Service.Client) {
         if connection.isStreaming && !call.oneway {
             connection.fail(
                 .protocolError("a call arrived while a streamed call is running on this connection"),
@@ -188,16 +204,16 @@ public final class VarlinkServerCore {
             )
             return
         }
-        connection.discardsReplies = call.oneway
+        connection.callBegins(oneway: call.oneway)
         defer { connection.discardsReplies = false }
-        if qualifiedMethods.contains(call.method) {
-            service.handle(call, on: connection)
+        if interfaces.qualifiedMethods.contains(call.method) {
+            service.handle(call, on: connection, client: client)
             return
         }
         let interface = String(call.interface)
-        if interface == VarlinkServiceIDL.name {
+        if interface == VarlinkServiceInterface.name {
             handleServiceCall(call, on: connection)
-        } else if methods[interface] == nil {
+        } else if interfaces.methods[interface] == nil {
             connection.reply(error: .interfaceNotFound(interface))
         } else {
             connection.reply(error: .methodNotFound(call.method))
@@ -212,95 +228,20 @@ public final class VarlinkServerCore {
                 "product": .string(info.product),
                 "version": .string(info.version),
                 "url": .string(info.url),
-                "interfaces": .array(interfaceNames.map { .string($0) }),
+                "interfaces": .array(interfaces.names.map { .string($0) }),
             ])
         case "GetInterfaceDescription":
             guard case .string(let name)? = call.parameters["interface"] else {
                 connection.reply(error: .invalidParameter("interface"))
                 return
             }
-            guard let text = descriptions[name] else {
+            guard let text = interfaces.descriptions[name] else {
                 connection.reply(error: .interfaceNotFound(name))
                 return
             }
             connection.reply(["description": .string(text)])
         default:
             connection.reply(error: .methodNotFound(call.method))
-        }
-    }
-
-    // MARK: Output
-
-    func queueForFlush(_ connection: VarlinkConnection) {
-        if !connection.isQueuedForFlush {
-            connection.isQueuedForFlush = true
-            flushQueue.append(connection)
-        }
-        if !flushScheduled {
-            flushScheduled = true
-            runFlush()
-        }
-    }
-
-    /// Makes sure ``VarlinkService/willFlush()`` and the writes run at the end of this tick (or, when called from
-    /// ``VarlinkService/willFlush()``, once more in the next one).
-    public func scheduleFlush() {
-        if inWillFlush {
-            flushAgain = true
-            return
-        }
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        runFlush()
-    }
-
-    /// Has ``flush()`` run at the end of the read burst in progress, or else at the end of this tick.
-    private func runFlush() {
-        if channelsReading > 0 {
-            flushDeferred = true
-            return
-        }
-        flushAtEndOfTick()
-    }
-
-    private func flushAtEndOfTick() {
-        eventLoop.assumeIsolated().execute { [self] in
-            flush()
-        }
-    }
-
-    /// A channel began a read burst: what its calls queue is flushed when the burst ends.
-    func readBurstBegan() {
-        channelsReading += 1
-    }
-
-    /// A channel's read burst ended: flushes what it queued, unless the service batches work of the whole tick;
-    /// then the flush runs at the end of the tick, after the other channels' reads.
-    func readBurstEnded() {
-        channelsReading -= 1
-        if channelsReading == 0 && flushDeferred {
-            flushDeferred = false
-            if service.batchesAtEndOfTick {
-                flushAtEndOfTick()
-            } else {
-                flush()
-            }
-        }
-    }
-
-    private func flush() {
-        inWillFlush = true
-        service.willFlush()
-        inWillFlush = false
-        let queue = flushQueue
-        flushQueue.removeAll(keepingCapacity: true)
-        flushScheduled = false
-        if flushAgain {
-            flushAgain = false
-            scheduleFlush()
-        }
-        for connection in queue {
-            connection.flush()
         }
     }
 }

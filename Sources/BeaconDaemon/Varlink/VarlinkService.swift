@@ -1,4 +1,5 @@
 import BeaconProtocol
+import NIOCore
 
 /// What `org.varlink.service.GetInfo` reports about a service.
 public struct VarlinkServiceInfo: Sendable, Hashable {
@@ -15,54 +16,75 @@ public struct VarlinkServiceInfo: Sendable, Hashable {
     }
 }
 
+/// What a service may ask of the server that serves it.
+package struct VarlinkServerContext {
+    package let eventLoop: any EventLoop
+    /// Where clients connect, `unix:PATH`.
+    package let address: String
+    let tick: VarlinkTick
+
+    /// Has the service's ``VarlinkService/tickEnded()`` run at the end of this tick (or, when asked from it, once
+    /// more in the next one).
+    package func scheduleEndOfTick() {
+        tick.workQueued()
+    }
+}
+
 /// The methods of one or more varlink interfaces, served by a ``VarlinkServer``.
 ///
 /// Every requirement is called on the server's event loop, one at a time. A call is answered before
-/// ``handle(_:on:)`` returns, through ``VarlinkConnection/reply(_:continues:)`` or
-/// ``VarlinkConnection/reply(error:)``; a streamed call sends its first reply with `continues: true`, calls
-/// ``VarlinkConnection/beginStream()``, and later sends further replies at any time. The server checks that the
-/// interface and method exist; `org.varlink.service` is answered by the server itself.
-public protocol VarlinkService: AnyObject {
+/// `handle` returns, through ``VarlinkConnection/reply(_:continues:)`` or ``VarlinkConnection/reply(error:)``; a
+/// streamed call sends its first reply with `continues: true`, calls ``VarlinkConnection/beginStream()``, and later
+/// sends further replies at any time. The server checks that the interface and method exist; `org.varlink.service`
+/// is answered by the server itself.
+package protocol VarlinkService: AnyObject, SendableMetatype {
+    /// The service's state of one connection, made when the connection is admitted and handed back with each of
+    /// its calls.
+    associatedtype Client = Void
+
     /// The interfaces served, as IDL texts. Each must parse.
     var interfaceDescriptions: [(name: String, description: String)] { get }
 
     /// The server adopted the service, before the first connection is accepted.
-    func attached(to core: VarlinkServerCore)
+    func attached(to server: VarlinkServerContext)
 
     /// A client connected and was admitted.
-    func connectionOpened(_ connection: VarlinkConnection)
+    func connectionOpened(_ connection: VarlinkConnection) -> Client
 
     /// A connection closed; no further output can be sent on it.
-    func connectionClosed(_ connection: VarlinkConnection)
+    func connectionClosed(_ connection: VarlinkConnection, client: Client)
 
     /// Answers a call of a method declared in one of ``interfaceDescriptions``.
-    func handle(_ call: VarlinkCall, on connection: VarlinkConnection)
+    func handle(_ call: VarlinkCall, on connection: VarlinkConnection, client: Client)
 
-    /// Answers a call read in place, as ``handle(_:on:)`` would, when the service reads its method that way;
-    /// otherwise returns false without doing anything, and the call is parsed and given to ``handle(_:on:)``.
-    /// Only calls of the service's own methods, recognized with ``VarlinkCallView/methodIs(_:)``, may be answered:
-    /// the method name of `call` is not checked otherwise.
-    func handle(_ call: VarlinkCallView, on connection: VarlinkConnection) -> Bool
+    /// Answers a call read in place, as `handle` would, when the service reads its method that way; otherwise
+    /// returns false without doing anything, and the call is parsed and handed to
+    /// ``handle(_:on:client:)-(VarlinkCall,_,_)``. Only calls of the service's own methods, recognized with
+    /// ``VarlinkCallView/methodIs(_:)``, may be answered: the method name of `call` is not checked otherwise.
+    func handle(_ call: VarlinkCallView, on connection: VarlinkConnection, client: Client) -> Bool
 
-    /// Called once per event-loop tick in which output was queued, before it is written: the place to make that
-    /// tick's changes durable and to queue fan-out messages.
-    func willFlush()
+    /// Called once per event-loop tick in which output or work was queued, before the output is written: the place
+    /// to make that tick's changes durable and to queue fan-out messages.
+    func tickEnded()
 
-    /// Whether ``willFlush()`` has work that is better done once for every channel read in this tick, such as
+    /// Whether ``tickEnded()`` has work that is better done once for every channel read in this tick, such as
     /// store writes to commit in one transaction or events to fan out in one message per subscriber. Then the
-    /// output waits for the end of the tick; otherwise it is written as soon as a channel's read burst ends.
+    /// output waits for the end of the tick; otherwise it is written as soon as the tick's read bursts end.
     var batchesAtEndOfTick: Bool { get }
 
     /// The connection's queued output went below the low watermark again.
-    func connectionBecameWritable(_ connection: VarlinkConnection)
+    func connectionBecameWritable(_ connection: VarlinkConnection, client: Client)
 }
 
 extension VarlinkService {
-    public func attached(to core: VarlinkServerCore) {}
-    public func connectionOpened(_ connection: VarlinkConnection) {}
-    public func connectionClosed(_ connection: VarlinkConnection) {}
-    public func handle(_ call: VarlinkCallView, on connection: VarlinkConnection) -> Bool { false }
-    public func willFlush() {}
-    public var batchesAtEndOfTick: Bool { false }
-    public func connectionBecameWritable(_ connection: VarlinkConnection) {}
+    package func attached(to server: VarlinkServerContext) {}
+    package func connectionClosed(_ connection: VarlinkConnection, client: Client) {}
+    package func handle(_ call: VarlinkCallView, on connection: VarlinkConnection, client: Client) -> Bool { false }
+    package func tickEnded() {}
+    package var batchesAtEndOfTick: Bool { false }
+    package func connectionBecameWritable(_ connection: VarlinkConnection, client: Client) {}
+}
+
+extension VarlinkService where Client == Void {
+    package func connectionOpened(_ connection: VarlinkConnection) {}
 }

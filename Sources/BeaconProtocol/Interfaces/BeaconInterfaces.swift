@@ -23,6 +23,11 @@ public enum BeaconInterfaces {
         # A limit of the daemon's configuration was reached. `limit` names the configuration key (for example
         # "maxPatterns", "maxValueSize"), `maximum` is its configured value.
         error LimitExceeded (limit: string, maximum: int)
+
+        # The changes of the event-loop tick the call was handled in could not be written to the store. The call
+        # had no effect, and neither had any other call of that tick: none of their changes was kept or
+        # published. The call may be retried.
+        error StoreFailed (reason: string)
         """
 
     /// `io.beacon.Properties`: observable key-path properties.

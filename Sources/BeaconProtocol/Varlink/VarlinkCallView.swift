@@ -4,13 +4,13 @@
 /// The view points into the frame it was made from: use it only while those bytes stay valid and unchanged. It
 /// is made only for well-formed calls whose parts it can describe exactly (see ``init(parsing:limits:)``); for
 /// every other frame, ``VarlinkCall/init(parsing:limits:)`` decides, and names the error.
-public struct VarlinkCallView {
+package struct VarlinkCallView {
     /// The caller accepts several replies.
-    public private(set) var more = false
+    package private(set) var more = false
     /// The caller wants no reply.
-    public private(set) var oneway = false
+    package private(set) var oneway = false
     /// The caller asks to switch the connection to another protocol after the reply.
-    public private(set) var upgrade = false
+    package private(set) var upgrade = false
 
     private let base: UnsafePointer<UInt8>
     private var methodStart = 0
@@ -24,7 +24,7 @@ public struct VarlinkCallView {
     /// escapes or outside ASCII, a method name with escapes, more than six parameters, or limits deeper than the
     /// parser's recursion limit. When the method name is valid, a view holds what
     /// ``VarlinkCall/init(parsing:limits:)`` would: the same method, flags and parameters.
-    public init?(parsing frame: UnsafeRawBufferPointer, limits: JSONLimits) {
+    package init?(parsing frame: UnsafeRawBufferPointer, limits: JSONLimits) {
         guard min(limits.maxDepth, JSONLimits.maximumDepth) <= JSONParser.recursionLimit,
             frame.count <= limits.maxBytes, frame.count < Int32.max, let raw = frame.baseAddress, frame.count > 0
         else { return nil }
@@ -38,7 +38,7 @@ public struct VarlinkCallView {
 
     /// A view of no call: an empty method name and no parameters. For holders of either a view or a parsed
     /// ``VarlinkCall``, which can then read a view in place instead of copying it out of an optional.
-    public static var none: VarlinkCallView { VarlinkCallView() }
+    package static var none: VarlinkCallView { VarlinkCallView() }
 
     private init() {
         base = Self.noBytes
@@ -51,7 +51,7 @@ public struct VarlinkCallView {
     /// Whether the method is a valid `interface.Member` name, which ``VarlinkCall/init(parsing:limits:)``
     /// requires. ``init(parsing:limits:)`` leaves this check to the caller, as a method compared equal to a valid
     /// name with ``methodIs(_:)`` passes it.
-    public var hasValidMethodName: Bool {
+    package var hasValidMethodName: Bool {
         VarlinkNames.isValidQualifiedMemberName(
             bytes: UnsafeBufferPointer(start: base + methodStart, count: methodEnd - methodStart))
     }
@@ -125,18 +125,18 @@ public struct VarlinkCallView {
     }
 
     /// Whether the method is `name`, e.g. `io.beacon.Properties.Get`.
-    public func methodIs(_ name: StaticString) -> Bool {
+    package func methodIs(_ name: StaticString) -> Bool {
         let count = name.utf8CodeUnitCount
         return methodEnd - methodStart == count && bytesEqual(base + methodStart, name.utf8Start, count: count)
     }
 
     /// The fully qualified method name.
-    public var method: String {
+    package var method: String {
         String(decoding: UnsafeBufferPointer(start: base + methodStart, count: methodEnd - methodStart), as: UTF8.self)
     }
 
     /// The call as a ``VarlinkCall``.
-    public var call: VarlinkCall {
+    package var call: VarlinkCall {
         var values: [String: JSONValue] = [:]
         for index in 0..<parameters.count {
             let member = parameters.name(at: index)
@@ -148,7 +148,7 @@ public struct VarlinkCallView {
     }
 
     /// The parameter named `name` (the last one, when the call repeats it), `nil` when absent.
-    public func parameter(_ name: StaticString) -> JSONValueView? {
+    package func parameter(_ name: StaticString) -> JSONValueView? {
         guard let index = parameters.lastIndex(named: name.utf8Start, count: name.utf8CodeUnitCount, base: base) else {
             return nil
         }
@@ -157,9 +157,9 @@ public struct VarlinkCallView {
 }
 
 /// One JSON value inside a ``VarlinkCallView``'s frame, valid as long as the view.
-public struct JSONValueView {
+package struct JSONValueView {
     /// The JSON type of a value.
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         case null, bool, number, string, array, object
     }
 
@@ -171,7 +171,7 @@ public struct JSONValueView {
         self.scanned = scanned
     }
 
-    public var kind: Kind {
+    package var kind: Kind {
         switch scanned.kind {
         case .null: .null
         case .bool: .bool
@@ -183,19 +183,19 @@ public struct JSONValueView {
     }
 
     /// The Boolean, if this is a Boolean.
-    public var boolValue: Bool? { scanned.kind == .bool ? scanned.flag : nil }
+    package var boolValue: Bool? { scanned.kind == .bool ? scanned.flag : nil }
 
     /// The integer, if this is a number the parser reads as ``JSONValue/int(_:)``.
-    public var intValue: Int64? { scanned.kind == .number && scanned.flag ? scanned.integer : nil }
+    package var intValue: Int64? { scanned.kind == .number && scanned.flag ? scanned.integer : nil }
 
     /// The string's UTF-8, if this is a string written without escapes.
-    public var unescapedUTF8: UnsafeBufferPointer<UInt8>? {
+    package var unescapedUTF8: UnsafeBufferPointer<UInt8>? {
         guard scanned.kind == .string, scanned.flag else { return nil }
         return UnsafeBufferPointer(start: base + scanned.start + 1, count: scanned.end - scanned.start - 2)
     }
 
     /// The string, if this is a string.
-    public var stringValue: String? {
+    package var stringValue: String? {
         guard scanned.kind == .string else { return nil }
         if let utf8 = unescapedUTF8 { return String(decoding: utf8, as: UTF8.self) }
         var parser = parser()
@@ -207,7 +207,7 @@ public struct JSONValueView {
     }
 
     /// The value, as the parser builds it.
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var parser = parser()
         do throws(JSONError) {
             return try parser.parseValue(depth: 0)
@@ -217,11 +217,11 @@ public struct JSONValueView {
     }
 
     /// The number of bytes ``appendCompact(to:)`` appends, when the value's text is already compact.
-    public var compactByteCount: Int? { scanned.isCompact ? scanned.end - scanned.start : nil }
+    package var compactByteCount: Int? { scanned.isCompact ? scanned.end - scanned.start : nil }
 
     /// Appends what ``JSONValue/encode(into:)`` appends for ``jsonValue`` (objects' members may come in another
     /// order).
-    public func appendCompact(to buffer: inout [UInt8]) {
+    package func appendCompact(to buffer: inout [UInt8]) {
         if scanned.isCompact {
             let count = scanned.end - scanned.start
             buffer.append(contentsOf: UnsafeBufferPointer(start: base + scanned.start, count: count))
@@ -231,7 +231,7 @@ public struct JSONValueView {
     }
 
     /// What ``appendCompact(to:)`` appends to an empty array.
-    public var compactBytes: [UInt8] {
+    package var compactBytes: [UInt8] {
         guard scanned.isCompact else {
             var bytes: [UInt8] = []
             jsonValue.encode(into: &bytes)

@@ -1,0 +1,70 @@
+import BeaconProtocol
+
+/// The bus's one method table: every method of every interface the bus serves, with the function that answers
+/// it. The Get, Set, Unset and Post calls are also answered read in place, without parsing them into values.
+enum BusMethods {
+    typealias Handler = @Sendable (BeaconBus, CallParameters, BusClient) throws(VarlinkError) -> Void
+
+    struct Method: Sendable {
+        /// Streams its replies: must be called with `more`.
+        var streams = false
+        var handler: Handler
+    }
+
+    static let table: [String: Method] = [
+        "io.beacon.Properties.Get": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.get(parameters, client: client)
+        },
+        "io.beacon.Properties.Set": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.set(parameters, client: client)
+        },
+        "io.beacon.Properties.Unset": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.unset(parameters, client: client)
+        },
+        "io.beacon.Properties.List": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.list(parameters, client: client)
+        },
+        "io.beacon.Properties.Watch": Method(streams: true) { bus, parameters, client throws(VarlinkError) in
+            try bus.watch(parameters, client: client)
+        },
+        "io.beacon.Notifications.Post": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.post(parameters, client: client)
+        },
+        "io.beacon.Notifications.Observe": Method(streams: true) { bus, parameters, client throws(VarlinkError) in
+            try bus.observe(parameters, client: client)
+        },
+        "io.beacon.Daemon.Status": Method { bus, _, client in bus.replyStatus(to: client) },
+        "io.beacon.Daemon.Clients": Method { bus, _, client in bus.replyClients(to: client) },
+        "io.beacon.Lifecycle.State": Method { bus, _, client in bus.replyLifecycleState(to: client) },
+        "io.beacon.Lifecycle.HoldSleep": Method(streams: true) { bus, parameters, client throws(VarlinkError) in
+            try bus.holdSleep(parameters, client: client)
+        },
+        "io.beacon.Lifecycle.Release": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.release(parameters, client: client)
+        },
+    ]
+
+    /// Answers a parsed call. The server has checked that its interface declares the method.
+    static func handle(_ call: VarlinkCall, client: BusClient, bus: BeaconBus) throws(VarlinkError) {
+        guard let method = table[call.method] else { throw .methodNotImplemented(call.method) }
+        if method.streams && !call.more { throw .expectedMore() }
+        try method.handler(bus, CallParameters(call), client)
+    }
+
+    /// Answers a call read in place when it is one of the methods answered so; returns false otherwise.
+    static func handleInPlace(_ call: VarlinkCallView, client: BusClient, bus: BeaconBus) throws(VarlinkError) -> Bool {
+        let parameters = CallParameters(call)
+        if call.methodIs("io.beacon.Notifications.Post") {
+            try bus.post(parameters, client: client)
+        } else if call.methodIs("io.beacon.Properties.Get") {
+            try bus.get(parameters, client: client)
+        } else if call.methodIs("io.beacon.Properties.Set") {
+            try bus.set(parameters, client: client)
+        } else if call.methodIs("io.beacon.Properties.Unset") {
+            try bus.unset(parameters, client: client)
+        } else {
+            return false
+        }
+        return true
+    }
+}

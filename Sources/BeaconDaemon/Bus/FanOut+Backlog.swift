@@ -1,0 +1,61 @@
+import BeaconProtocol
+
+extension FanOut {
+    /// The subscriber reads too slowly: coalesce changes, drop notifications, or disconnect.
+    func holdBack(_ subscription: Subscription) {
+        let connection = subscription.client.connection
+        if limits.slowSubscriber == .disconnect {
+            logger.notice(
+                "disconnecting a slow subscriber",
+                metadata: [
+                    "connection": "\(connection.id)", "pid": "\(connection.credentials.pid)",
+                    "queuedBytes": "\(connection.queuedBytes)",
+                ]
+            )
+            connection.abort()
+            return
+        }
+        switch subscription.kind {
+        case .watch:
+            for index in subscription.selection {
+                let event = publishingChanges[Int(index)]
+                if let earlier = subscription.backlog[event.key.rawValue] {
+                    subscription.overflow += 1
+                    subscription.backlog[event.key.rawValue] = ChangeEvent(
+                        key: event.key, value: event.value, old: earlier.old, version: event.version,
+                        origin: event.origin)
+                } else {
+                    subscription.backlog[event.key.rawValue] = event
+                }
+            }
+        case .observe:
+            subscription.overflow += subscription.selection.count
+        }
+    }
+
+    /// Sends what was held back while the subscriber was slow; `version` is the bus's current version.
+    func deliverBacklog(_ subscription: Subscription, version: Int64) {
+        let connection = subscription.client.connection
+        guard !connection.isClosed else { return }
+        let overflow = subscription.overflow
+        switch subscription.kind {
+        case .watch(let old):
+            guard !subscription.backlog.isEmpty else { return }
+            let events = subscription.backlog.values.sorted { $0.version < $1.version }
+            subscription.backlog.removeAll()
+            subscription.overflow = 0
+            connection.sendEncoded { buffer in
+                StreamReply.changes(
+                    0..<Int32(events.count), of: events, includingOld: old, version: events.last?.version ?? version,
+                    overflow: overflow, into: &buffer)
+            }
+        case .observe:
+            guard overflow > 0 else { return }
+            subscription.overflow = 0
+            let sequence = self.sequence
+            connection.sendEncoded { buffer in
+                StreamReply.noNotifications(sequence: sequence, overflow: overflow, into: &buffer)
+            }
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import BeaconProtocol
+import Logging
+import NIOCore
+
+/// Subscriptions and fan-out: the pattern indices of the running Watch and Observe calls, the tick's change events
+/// and notifications, and their delivery, one message per subscriber and tick, encoded once per distinct
+/// selection. Subscribers that read too slowly are held back (``FanOut+Backlog.swift``).
+final class FanOut {
+    var limits: DaemonLimits
+    let logger: Logger
+    let watchIndex = PatternIndex()
+    let observeIndex = PatternIndex()
+    private(set) var subscriptionCount = 0
+    /// The number of the last notification posted.
+    private(set) var sequence: Int64 = 0
+
+    // The current tick. Written on every Set or Post; used on the event loop only, and no access spans a call
+    // that could reach it again.
+    @exclusivity(unchecked) private var tickChanges: [ChangeEvent] = []
+    private var tickNotifications: [NotificationEvent] = []
+    /// The JSON of ``tickNotifications``, one after the other.
+    private var tickNotificationBytes: [UInt8] = []
+    /// The sequence before the tick's first notification.
+    private var tickStartSequence: Int64?
+    /// The events being delivered by ``publish()``.
+    var publishingChanges: [ChangeEvent] = []
+    private var publishingNotifications: [NotificationEvent] = []
+    private var publishingNotificationBytes: [UInt8] = []
+    private var tickNumber = 0
+
+    init(limits: DaemonLimits, logger: Logger) {
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// Whether the tick has events to deliver.
+    var hasEvents: Bool { !tickChanges.isEmpty || !tickNotifications.isEmpty }
+
+    // MARK: Subscriptions
+
+    func add(_ subscription: Subscription) {
+        let index = subscription.kind.isWatch ? watchIndex : observeIndex
+        for pattern in subscription.patterns {
+            index.insert(pattern, for: subscription)
+        }
+        subscriptionCount += 1
+    }
+
+    func remove(_ subscription: Subscription) {
+        let index = subscription.kind.isWatch ? watchIndex : observeIndex
+        for pattern in subscription.patterns {
+            index.remove(pattern, for: subscription)
+        }
+        subscriptionCount -= 1
+    }
+
+    // MARK: Events of the tick
+
+    func append(_ change: ChangeEvent) {
+        tickChanges.append(change)
+    }
+
+    /// Posts a notification whose JSON `encode` begins in the tick's notification bytes (with
+    /// ``NotificationEvent/begin(_:into:)`` and an optional userInfo) from the origin whose JSON is `origin`;
+    /// returns its sequence number. When `encode` throws, nothing is posted.
+    func post<E: Error>(
+        _ name: PropertyKey,
+        origin: [UInt8],
+        encode: (inout [UInt8]) throws(E) -> Void
+    ) throws(E) -> Int64 {
+        // The tick's notification bytes are taken out while this one is appended (one access to the property).
+        var bytes: [UInt8] = []
+        swap(&bytes, &tickNotificationBytes)
+        defer { swap(&bytes, &tickNotificationBytes) }
+        let start = bytes.count
+        NotificationEvent.begin(name, into: &bytes)
+        do {
+            try encode(&bytes)
+        } catch {
+            bytes.removeSubrange(start...)
+            throw error
+        }
+        if tickStartSequence == nil { tickStartSequence = sequence }
+        sequence += 1
+        NotificationEvent.end(sequence: sequence, origin: origin, into: &bytes)
+        tickNotifications.append(NotificationEvent(name: name, sequence: sequence, start: start, end: bytes.count))
+        return sequence
+    }
+
+    /// The tick's changes never happened (their commit failed): nothing of the tick is delivered, and the
+    /// notification sequence is as before it.
+    func discardTick() {
+        tickChanges.removeAll(keepingCapacity: true)
+        tickNotifications.removeAll(keepingCapacity: true)
+        tickNotificationBytes.removeAll(keepingCapacity: true)
+        if let start = tickStartSequence { sequence = start }
+        tickStartSequence = nil
+    }
+
+    // MARK: Delivery
+
+    /// Delivers the tick's events to their subscribers.
+    func publish() {
+        tickStartSequence = nil
+        tickNumber &+= 1
+        let tick = tickNumber
+        swap(&publishingChanges, &tickChanges)
+        swap(&publishingNotifications, &tickNotifications)
+        swap(&publishingNotificationBytes, &tickNotificationBytes)
+        defer {
+            publishingChanges.removeAll(keepingCapacity: true)
+            publishingNotifications.removeAll(keepingCapacity: true)
+            publishingNotificationBytes.removeAll(keepingCapacity: publishingNotificationBytes.capacity <= 1 << 20)
+        }
+        var touched: [Subscription] = []
+        // Events of one key often come in runs: a run's subscribers are looked up once, and each selects the
+        // run's events after its start (versions and sequences grow along the tick, so those end the run).
+        var matched: [Subscription] = []
+        var start = 0
+        while start < publishingChanges.count {
+            let key = publishingChanges[start].key
+            var end = start + 1
+            while end < publishingChanges.count && publishingChanges[end].key == key { end += 1 }
+            matched.removeAll(keepingCapacity: true)
+            watchIndex.forEachMatch(key) { matched.append($0) }
+            for subscription in matched {
+                var first = start
+                while first < end && publishingChanges[first].version <= subscription.start { first += 1 }
+                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
+            }
+            start = end
+        }
+        start = 0
+        while start < publishingNotifications.count {
+            let name = publishingNotifications[start].name
+            var end = start + 1
+            while end < publishingNotifications.count && publishingNotifications[end].name == name { end += 1 }
+            matched.removeAll(keepingCapacity: true)
+            observeIndex.forEachMatch(name) { matched.append($0) }
+            for subscription in matched {
+                var first = start
+                while first < end && publishingNotifications[first].sequence <= subscription.start { first += 1 }
+                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
+            }
+            start = end
+        }
+        var encoded: [SelectionKey: ByteBuffer] = [:]
+        var scratch: [UInt8] = []
+        for subscription in touched {
+            deliver(subscription, encoded: &encoded, scratch: &scratch)
+        }
+    }
+
+    private func deliver(
+        _ subscription: Subscription,
+        encoded: inout [SelectionKey: ByteBuffer],
+        scratch: inout [UInt8]
+    ) {
+        let connection = subscription.client.connection
+        guard !connection.isClosed else { return }
+        if !connection.isWritable || !subscription.backlog.isEmpty {
+            holdBack(subscription)
+            return
+        }
+        if subscription.overflow > 0 {
+            // Dropped notifications are reported with the next reply.
+            let overflow = subscription.overflow
+            subscription.overflow = 0
+            connection.sendEncoded { buffer in
+                encodeSelection(subscription, overflow: overflow, into: &buffer)
+            }
+            return
+        }
+        // A selection of every event of its kind, the common case, is keyed without its indices.
+        let all =
+            subscription.selection.count
+            == (subscription.kind.isWatch ? publishingChanges.count : publishingNotifications.count)
+        let key = SelectionKey(kind: subscription.kind, indices: all ? [] : subscription.selection)
+        if let shared = encoded[key] {
+            connection.send(shared: shared)
+            return
+        }
+        scratch.removeAll(keepingCapacity: true)
+        encodeSelection(subscription, overflow: 0, into: &scratch)
+        var buffer = connection.channel.allocator.buffer(capacity: scratch.count)
+        buffer.writeBytes(scratch)
+        encoded[key] = buffer
+        connection.send(shared: buffer)
+    }
+
+    private func encodeSelection(_ subscription: Subscription, overflow: Int, into buffer: inout [UInt8]) {
+        let selection = subscription.selection
+        switch subscription.kind {
+        case .watch(let old):
+            StreamReply.changes(
+                selection,
+                of: publishingChanges,
+                includingOld: old,
+                version: selection.last.map { publishingChanges[Int($0)].version } ?? 0,
+                overflow: overflow,
+                into: &buffer
+            )
+        case .observe:
+            StreamReply.notifications(
+                selection,
+                of: publishingNotifications,
+                in: publishingNotificationBytes,
+                sequence: selection.last.map { publishingNotifications[Int($0)].sequence } ?? sequence,
+                overflow: overflow,
+                into: &buffer
+            )
+        }
+    }
+}
+
+extension Subscription.Kind {
+    var isWatch: Bool {
+        if case .watch = self { return true }
+        return false
+    }
+}

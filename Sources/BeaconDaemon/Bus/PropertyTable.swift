@@ -1,0 +1,344 @@
+import BeaconProtocol
+
+/// The properties: entries, tombstones of deleted keys, the version counter and the ephemeral properties' owners.
+///
+/// Every change queues its store writes with the ``StoreWriter`` and returns its change event; until the writer
+/// commits, the change can be undone (``rollBack()``), so that a tick whose commit failed leaves no trace.
+final class PropertyTable {
+    struct Entry {
+        var value: [UInt8]
+        var version: Int64
+        var modifiedUsec: Int64
+        var origin: Origin
+        /// The connection that owns the property when it is ephemeral.
+        var ephemeralOwner: Int?
+        /// Whether the store knows the key as ephemeral.
+        var markedEphemeral: Bool
+        /// The position of the pending upsert that writes this entry's row (see ``StoreWriter/recordUpsert``); it
+        /// is pending while not below ``StoreWriter/settledCount``.
+        var upsertPosition = -1
+        /// The reply to a Get of this entry, encoded by the first Get when short (``cachedGetReplyLimit``). Every
+        /// change of the entry clears it, so it cannot describe an older state.
+        var getReply: [UInt8]?
+    }
+
+    struct Tombstone {
+        var version: Int64
+        var modifiedUsec: Int64
+        var origin: Origin
+    }
+
+    /// The state of one key before the first change not yet committed.
+    private struct Undo {
+        var name: String
+        var entry: Entry?
+        var tombstone: Tombstone?
+    }
+
+    /// The longest Get reply kept with its entry, in bytes.
+    static let cachedGetReplyLimit = 2048
+    /// Versions are handed out in blocks: the store records the block's end before any version in it is used.
+    static let versionBlock: Int64 = 100_000
+
+    let writer: StoreWriter
+    var historyLimit: Int
+
+    // Written on every Set. Like the whole bus they are used on the event loop only, and no access to them spans a
+    // call that could reach them again, so the runtime's exclusivity checks would never find a conflict.
+    @exclusivity(unchecked) var entries: [String: Entry] = [:]
+    @exclusivity(unchecked) var tombstones: [String: Tombstone] = [:]
+    /// Versions up to this one may have been seen by clients without surviving; replays from before it resync.
+    private(set) var historyFloor: Int64 = 0
+    @exclusivity(unchecked) private(set) var version: Int64 = 0
+    /// No version above this one is handed out before the store knows the new ceiling.
+    @exclusivity(unchecked) private var versionCeiling: Int64 = 0
+    /// Keys of the ephemeral properties, by owning connection.
+    private(set) var ephemeralKeys: [Int: Set<String>] = [:]
+
+    @exclusivity(unchecked) private var undo: [Undo] = []
+    /// The counters before the first change not yet committed.
+    private var undoCounters: (version: Int64, ceiling: Int64, floor: Int64)?
+
+    init(writer: StoreWriter, historyLimit: Int) {
+        self.writer = writer
+        self.historyLimit = historyLimit
+    }
+
+    /// Fills the table from the store's contents. The ephemeral properties did not survive the restart: their
+    /// deletions are recorded for `since` replays. Queues store writes; commit them before serving.
+    func load(_ contents: StoreContents, now: Int64) {
+        var highest = contents.meta["versionCeiling"] ?? 0
+        for property in contents.properties {
+            entries[property.key] = Entry(
+                value: property.value, version: property.version, modifiedUsec: property.modifiedUsec,
+                origin: property.origin, ephemeralOwner: nil, markedEphemeral: false)
+            highest = max(highest, property.version)
+        }
+        for tombstone in contents.tombstones {
+            tombstones[tombstone.key] = Tombstone(
+                version: tombstone.version, modifiedUsec: tombstone.modifiedUsec, origin: tombstone.origin)
+            highest = max(highest, tombstone.version)
+        }
+        historyFloor = contents.meta["historyFloor"] ?? 0
+        version = highest
+        versionCeiling = highest
+        for key in contents.ephemeralKeys {
+            writer.record(.unmarkEphemeral(key: key))
+            guard entries[key] == nil else { continue }
+            let deletion = Tombstone(version: nextVersion(), modifiedUsec: now, origin: .daemon)
+            tombstones[key] = deletion
+            writer.record(
+                .upsertTombstone(
+                    StoredTombstone(key: key, version: deletion.version, modifiedUsec: now, origin: .daemon))
+            )
+        }
+        raiseCeiling()
+        committed()
+    }
+
+    /// The next number of the daemon-wide version counter.
+    private func nextVersion() -> Int64 {
+        if undoCounters == nil { undoCounters = (version, versionCeiling, historyFloor) }
+        version += 1
+        if version >= versionCeiling { raiseCeiling() }
+        return version
+    }
+
+    private func raiseCeiling() {
+        versionCeiling = version + Self.versionBlock
+        writer.record(.setMeta(name: "versionCeiling", value: versionCeiling))
+    }
+
+    /// Records, before a clean shutdown, that no version above the current one was handed out, so that the next
+    /// start continues the counter without a gap.
+    func finish() {
+        versionCeiling = version
+        writer.record(.setMeta(name: "versionCeiling", value: version))
+    }
+
+    // MARK: Changes
+
+    /// Stores a value under `key` and queues its store writes; returns the change. `index` is the key's entry in
+    /// ``entries``, if it has one.
+    func set(
+        key: PropertyKey,
+        value: [UInt8],
+        at index: [String: Entry].Index?,
+        ephemeralOwner: Int?,
+        origin: Origin,
+        now: Int64
+    ) -> ChangeEvent {
+        let name = key.rawValue
+        let newVersion = nextVersion()
+        let old: [UInt8]?
+        if let index {
+            undo.append(Undo(name: name, entry: entries.values[index], tombstone: nil))
+            // Changed in place: the entry is neither copied out nor replaced whole.
+            old = entries.values[index].value
+            update(
+                &entries.values[index], existed: true, name: name, value: value, version: newVersion, now: now,
+                ephemeralOwner: ephemeralOwner, origin: origin)
+        } else {
+            old = nil
+            var entry = Entry(
+                value: value, version: newVersion, modifiedUsec: now, origin: origin, ephemeralOwner: nil,
+                markedEphemeral: false)
+            update(
+                &entry, existed: false, name: name, value: value, version: newVersion, now: now,
+                ephemeralOwner: ephemeralOwner, origin: origin)
+            // A key has a tombstone only while it has no entry.
+            let tombstone = tombstones.removeValue(forKey: name)
+            if tombstone != nil {
+                writer.record(.deleteTombstone(key: name))
+            }
+            undo.append(Undo(name: name, entry: nil, tombstone: tombstone))
+            entries[name] = entry
+        }
+        return ChangeEvent(key: key, value: value, old: old, version: newVersion, origin: origin)
+    }
+
+    /// Gives `entry` its new value and owner, and queues the store writes that follow; `existed` tells whether the
+    /// entry was stored before this change. Touches no other entry.
+    private func update(
+        _ entry: inout Entry,
+        existed: Bool,
+        name: String,
+        value: [UInt8],
+        version: Int64,
+        now: Int64,
+        ephemeralOwner owner: Int?,
+        origin: Origin
+    ) {
+        let previousOwner = entry.ephemeralOwner
+        if let previousOwner, previousOwner != owner {
+            removeEphemeralKey(name, of: previousOwner)
+        }
+        if let owner {
+            if previousOwner != owner {
+                ephemeralKeys[owner, default: []].insert(name)
+            }
+            if existed && previousOwner == nil {
+                writer.record(.deleteProperty(key: name))
+            }
+            if !entry.markedEphemeral {
+                entry.markedEphemeral = true
+                writer.record(.markEphemeral(key: name))
+            }
+            entry.ephemeralOwner = owner
+            entry.upsertPosition = -1
+        } else {
+            if entry.markedEphemeral {
+                entry.markedEphemeral = false
+                writer.record(.unmarkEphemeral(key: name))
+            }
+            entry.ephemeralOwner = nil
+            entry.upsertPosition = writer.recordUpsert(
+                StoredProperty(key: name, value: value, version: version, modifiedUsec: now, origin: origin),
+                replacing: entry.upsertPosition
+            )
+        }
+        if existed {
+            entry.value = value
+            entry.version = version
+            entry.modifiedUsec = now
+            entry.origin = origin
+            entry.getReply = nil
+        }
+    }
+
+    private func removeEphemeralKey(_ name: String, of owner: Int) {
+        guard let index = ephemeralKeys.index(forKey: owner) else { return }
+        ephemeralKeys.values[index].remove(name)
+        if ephemeralKeys.values[index].isEmpty { ephemeralKeys.remove(at: index) }
+    }
+
+    /// Deletes the property `name`, leaving a tombstone for `since` replays; returns the change.
+    func delete(_ name: String, origin: Origin, now: Int64) -> ChangeEvent? {
+        guard let entry = entries.removeValue(forKey: name) else { return nil }
+        undo.append(Undo(name: name, entry: entry, tombstone: nil))
+        let deletion = nextVersion()
+        if let owner = entry.ephemeralOwner {
+            removeEphemeralKey(name, of: owner)
+        } else {
+            writer.record(.deleteProperty(key: name))
+        }
+        if entry.markedEphemeral {
+            writer.record(.unmarkEphemeral(key: name))
+        }
+        tombstones[name] = Tombstone(version: deletion, modifiedUsec: now, origin: origin)
+        writer.record(
+            .upsertTombstone(StoredTombstone(key: name, version: deletion, modifiedUsec: now, origin: origin))
+        )
+        pruneHistoryIfNeeded()
+        return ChangeEvent(
+            key: Self.trustedKey(name), value: nil, old: entry.value, version: deletion, origin: origin)
+    }
+
+    /// Deletes the ephemeral properties of `owner`, a connection that closed; returns the changes.
+    func deleteEphemeral(of owner: Int, origin: Origin, now: Int64) -> [ChangeEvent] {
+        guard let keys = ephemeralKeys[owner] else { return [] }
+        return keys.sorted().compactMap { name in
+            guard entries[name]?.ephemeralOwner == owner else { return nil }
+            return delete(name, origin: origin, now: now)
+        }
+    }
+
+    /// Forgets the oldest deletions beyond the history limit; replays from before them resync.
+    private func pruneHistoryIfNeeded() {
+        guard tombstones.count > historyLimit + max(1, historyLimit / 10) else { return }
+        let sorted = tombstones.sorted { $0.value.version < $1.value.version }
+        let drop = sorted.count - historyLimit
+        for (key, tombstone) in sorted.prefix(drop) {
+            undo.append(Undo(name: key, entry: nil, tombstone: tombstone))
+            tombstones[key] = nil
+        }
+        historyFloor = sorted[drop - 1].value.version
+        writer.record(.pruneTombstones(upToVersion: historyFloor))
+        writer.record(.setMeta(name: "historyFloor", value: historyFloor))
+    }
+
+    // MARK: Commit
+
+    /// The writer committed: what changed can no longer be undone.
+    func committed() {
+        undo.removeAll(keepingCapacity: undo.count <= 4096)
+        undoCounters = nil
+    }
+
+    /// The writer's commit failed: every change since the last commit is undone, in reverse order.
+    func rollBack() {
+        for step in undo.reversed() {
+            if let owner = entries[step.name]?.ephemeralOwner { removeEphemeralKey(step.name, of: owner) }
+            entries[step.name] = step.entry
+            tombstones[step.name] = step.tombstone
+            if let owner = step.entry?.ephemeralOwner { ephemeralKeys[owner, default: []].insert(step.name) }
+        }
+        if let counters = undoCounters {
+            version = counters.version
+            versionCeiling = counters.ceiling
+            historyFloor = counters.floor
+        }
+        committed()
+    }
+
+    // MARK: Reading
+
+    /// A key already validated when it was stored.
+    static func trustedKey(_ name: String) -> PropertyKey {
+        // Registry keys passed validation with limits at least as strict as these.
+        (try? PropertyKey(name, limits: KeyLimits(maxLength: Int.max, maxDepth: Int.max)))!
+    }
+
+    /// The keys of the entries, sorted, below `prefix` when there is one.
+    func keys(below prefix: PropertyKey?) -> [PropertyKey] {
+        var keys: [PropertyKey] = []
+        for name in entries.keys {
+            guard let prefix else {
+                keys.append(Self.trustedKey(name))
+                continue
+            }
+            guard name.utf8.starts(with: prefix.rawValue.utf8) else { continue }
+            let key = Self.trustedKey(name)
+            if key.hasPrefix(prefix) { keys.append(key) }
+        }
+        keys.sort()
+        return keys
+    }
+
+    /// Every key matching `matches` changed after `since`, once, with its latest state, in version order; `nil`
+    /// when `since` is out of the history kept.
+    func changes(since: Int64, matching matches: (PropertyKey) -> Bool) -> [ChangeEvent]? {
+        guard since >= historyFloor, since <= version else { return nil }
+        var replay: [ChangeEvent] = []
+        for (name, entry) in entries where entry.version > since {
+            let key = Self.trustedKey(name)
+            if matches(key) {
+                replay.append(
+                    ChangeEvent(key: key, value: entry.value, old: nil, version: entry.version, origin: entry.origin))
+            }
+        }
+        for (name, tombstone) in tombstones where tombstone.version > since {
+            let key = Self.trustedKey(name)
+            if matches(key) {
+                replay.append(
+                    ChangeEvent(key: key, value: nil, old: nil, version: tombstone.version, origin: tombstone.origin))
+            }
+        }
+        replay.sort { $0.version < $1.version }
+        return replay
+    }
+
+    /// The current state of every key matching `matches`, in version order.
+    func snapshot(matching matches: (PropertyKey) -> Bool) -> [ChangeEvent] {
+        var current: [ChangeEvent] = []
+        for (name, entry) in entries {
+            let key = Self.trustedKey(name)
+            if matches(key) {
+                current.append(
+                    ChangeEvent(key: key, value: entry.value, old: nil, version: entry.version, origin: entry.origin))
+            }
+        }
+        current.sort { $0.version < $1.version }
+        return current
+    }
+}
