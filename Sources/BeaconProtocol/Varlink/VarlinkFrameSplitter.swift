@@ -1,22 +1,16 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Splits a byte stream into NUL-terminated varlink frames, enforcing a maximum frame size.
+///
+/// It keeps the bytes; a ``VarlinkFrameScanner`` finds where each frame ends.
 public struct VarlinkFrameSplitter: Sendable {
     /// The largest frame accepted, in bytes, not counting the NUL.
-    public let maxFrameSize: Int
+    public var maxFrameSize: Int { scanner.maxFrameSize }
     private var buffer: [UInt8] = []
     private var readIndex = 0
-    /// Where the search for the next NUL resumes, so that bytes are scanned once.
-    private var scanIndex = 0
+    /// Remembers how much of the frame at `readIndex` was scanned, so that bytes are scanned once.
+    private var scanner: VarlinkFrameScanner
 
     public init(maxFrameSize: Int) {
-        self.maxFrameSize = maxFrameSize
+        scanner = VarlinkFrameScanner(maxFrameSize: maxFrameSize)
     }
 
     /// The number of received bytes not yet returned as frames.
@@ -26,7 +20,6 @@ public struct VarlinkFrameSplitter: Sendable {
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if readIndex > 0 && (readIndex == buffer.count || readIndex >= 4096) {
             buffer.removeSubrange(..<readIndex)
-            scanIndex -= readIndex
             readIndex = 0
         }
         buffer.append(contentsOf: bytes)
@@ -44,7 +37,6 @@ public struct VarlinkFrameSplitter: Sendable {
         guard let end = try nextFrameEnd() else { return nil }
         let frame = Array(buffer[readIndex..<end])
         readIndex = end + 1
-        scanIndex = readIndex
         return frame
     }
 
@@ -56,30 +48,23 @@ public struct VarlinkFrameSplitter: Sendable {
         guard let end = try nextFrameEnd() else { return nil }
         let start = readIndex
         readIndex = end + 1
-        scanIndex = readIndex
         let result: Result<R, VarlinkError> = buffer.withUnsafeBytes { raw in
             Result { () throws(VarlinkError) in try body(UnsafeRawBufferPointer(rebasing: raw[start..<end])) }
         }
         return try result.get()
     }
 
+    /// The index of the NUL ending the frame at `readIndex`, or `nil` while it has not arrived.
     private mutating func nextFrameEnd() throws(VarlinkError) -> Int? {
-        let start = scanIndex
-        let found: Int? = buffer.withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress, start < bytes.count else { return nil }
-            guard let hit = memchr(base + start, 0, bytes.count - start) else { return nil }
-            return base.distance(to: UnsafeRawPointer(hit))
-        }
-        guard let end = found else {
-            scanIndex = buffer.count
-            if buffer.count - readIndex > maxFrameSize {
-                throw VarlinkError.protocolError("message longer than the limit of \(maxFrameSize) bytes")
-            }
+        let start = readIndex
+        let found = buffer.withUnsafeBytes { scanner.scan(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        switch found {
+        case .complete(let frameLength):
+            return start + frameLength
+        case .incomplete:
             return nil
-        }
-        if end - readIndex > maxFrameSize {
+        case .tooLong:
             throw VarlinkError.protocolError("message longer than the limit of \(maxFrameSize) bytes")
         }
-        return end
     }
 }
