@@ -3,8 +3,7 @@ import Foundation
 import Signals
 
 /// Collects values from any thread and lets a test wait, with a deadline, for a number of them.
-final class Recorder<Value>: @unchecked Sendable {
-    // Sendable: all state is guarded by `condition`.
+final class Recorder<Value> {
     private let condition = NSCondition()
     private var storage: [Value] = []
     private var completions = 0
@@ -79,6 +78,9 @@ final class Recorder<Value>: @unchecked Sendable {
         }
     }
 }
+
+// Sendable: all state is guarded by `condition`.
+extension Recorder: @unchecked Sendable where Value: Sendable {}
 
 /// Resumes a continuation at most once.
 final class Once: @unchecked Sendable {

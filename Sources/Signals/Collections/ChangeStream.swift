@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -12,7 +10,8 @@ import Synchronization
 /// writer that tries to write again from inside its own batch stops with a message instead of
 /// deadlocking.
 final class WriterLock: @unchecked Sendable {
-    // Sendable: the pthread mutex is the synchronization itself.
+    // Sendable: it guards no value; the pthread mutex is the synchronization itself, made to be
+    // locked and unlocked from any thread.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     init() {
@@ -42,30 +41,15 @@ final class WriterLock: @unchecked Sendable {
     }
 }
 
-/// One observer of a ``ChangeStream``.
-final class ChangeObserver<Change>: Disposable, @unchecked Sendable {
-    // Sendable: `handler` and `id` are immutable, `disposed` is atomic, `stream` is only read.
-    let handler: (Event<Change>) -> Void
-    let id: UInt64
-    private let disposed = Atomic<Bool>(false)
-    private let onDispose: @Sendable (UInt64) -> Void
+/// One observer of a ``ChangeStream``: its handle and its closure, which is called on a writer's
+/// thread.
+struct ChangeObserver<Change>: Sendable {
+    let entry: ObserverEntry
+    let handler: UncheckedSendable<(Event<Change>) -> Void>
 
-    init(id: UInt64, handler: @escaping (Event<Change>) -> Void, onDispose: @escaping @Sendable (UInt64) -> Void) {
-        self.id = id
-        self.handler = handler
-        self.onDispose = onDispose
-    }
-
-    var isDisposed: Bool { disposed.load(ordering: .acquiring) }
-
-    func dispose() {
-        guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        onDispose(id)
-    }
-
-    /// Marks the observer disposed without telling the stream (which is dropping it anyway).
-    func markDisposed() -> Bool {
-        !disposed.exchange(true, ordering: .acquiringAndReleasing)
+    init(entry: ObserverEntry, handler: @escaping (Event<Change>) -> Void) {
+        self.entry = entry
+        self.handler = UncheckedSendable(handler)
     }
 }
 
@@ -81,15 +65,16 @@ final class ChangeObserver<Change>: Disposable, @unchecked Sendable {
 ///
 /// A new observer is queued like a change: it receives an initial event made from the value at
 /// the moment it registered, and then exactly the changes written after that moment.
-final class ChangeStream<Storage, Change>: @unchecked Sendable {
-    // Sendable: `state` is only touched under its lock; writers are serialized by `writer`.
-    private enum Pending {
+///
+/// It is `Sendable` when the value and the changes are.
+final class ChangeStream<Storage, Change>: ObserverRegistry {
+    fileprivate enum Pending {
         case change(Change)
         case subscribe(ChangeObserver<Change>, Storage)
         case complete
     }
 
-    private struct State {
+    fileprivate struct State {
         var storage: Storage
         var version: UInt64 = 0
         var observers: [ChangeObserver<Change>] = []
@@ -102,12 +87,12 @@ final class ChangeStream<Storage, Change>: @unchecked Sendable {
     private let state: Locked<State>
     private let writer = WriterLock()
     private let owner: StaticString
-    private let makeInitial: (Storage) -> Change
+    private let makeInitial: @Sendable (Storage) -> Change
 
     /// - Parameters:
     ///   - owner: the collection's type name, for the message of a nested write.
     ///   - makeInitial: the first event for a new observer, from the current value.
-    init(_ storage: Storage, owner: StaticString, makeInitial: @escaping (Storage) -> Change) {
+    init(_ storage: Storage, owner: StaticString, makeInitial: @escaping @Sendable (Storage) -> Change) {
         state = Locked(State(storage: storage))
         self.owner = owner
         self.makeInitial = makeInitial
@@ -173,9 +158,7 @@ final class ChangeStream<Storage, Change>: @unchecked Sendable {
     func observe(_ handler: @escaping (Event<Change>) -> Void) -> any Disposable {
         let registered = state.withLock { state -> (ChangeObserver<Change>, Bool)? in
             if state.completed { return nil }
-            let observer = ChangeObserver(id: state.nextID, handler: handler) { [weak self] id in
-                self?.remove(id: id)
-            }
+            let observer = ChangeObserver(entry: ObserverEntry(id: state.nextID, owner: self), handler: handler)
             state.nextID &+= 1
             return (observer, Self.enqueue(.subscribe(observer, state.storage), in: &state))
         }
@@ -184,7 +167,7 @@ final class ChangeStream<Storage, Change>: @unchecked Sendable {
             return NonDisposable.instance
         }
         if drain { self.drain() }
-        return observer
+        return observer.entry
     }
 
     /// Sends `.completed` to every observer (after every change already written).
@@ -193,9 +176,9 @@ final class ChangeStream<Storage, Change>: @unchecked Sendable {
         if drain { self.drain() }
     }
 
-    private func remove(id: UInt64) {
+    func remove(id: UInt64) {
         let removed = state.withLock { state -> ChangeObserver<Change>? in
-            guard let index = state.observers.firstIndex(where: { $0.id == id }) else { return nil }
+            guard let index = state.observers.firstIndex(where: { $0.entry.id == id }) else { return nil }
             return state.observers.remove(at: index)
         }
         _ = removed  // released after the lock
@@ -230,19 +213,19 @@ final class ChangeStream<Storage, Change>: @unchecked Sendable {
         switch item {
         case .change(let change):
             let observers = state.withLock { $0.observers }
-            for observer in observers where !observer.isDisposed {
-                observer.handler(.next(change))
+            for observer in observers where !observer.entry.isDisposed {
+                observer.handler.value(.next(change))
             }
         case .subscribe(let observer, let storage):
             let added = state.withLock { state -> Bool in
-                if observer.isDisposed || state.completed { return false }
+                if observer.entry.isDisposed || state.completed { return false }
                 state.observers.append(observer)
                 return true
             }
             if added {
-                observer.handler(.next(makeInitial(storage)))
-            } else if !observer.isDisposed && observer.markDisposed() {
-                observer.handler(.completed)
+                observer.handler.value(.next(makeInitial(storage)))
+            } else if !observer.entry.isDisposed && observer.entry.markDisposed() {
+                observer.handler.value(.completed)
             }
         case .complete:
             let observers = state.withLock { state -> [ChangeObserver<Change>] in
@@ -250,9 +233,13 @@ final class ChangeStream<Storage, Change>: @unchecked Sendable {
                 defer { state.observers = [] }
                 return state.observers
             }
-            for observer in observers where observer.markDisposed() {
-                observer.handler(.completed)
+            for observer in observers where observer.entry.markDisposed() {
+                observer.handler.value(.completed)
             }
         }
     }
 }
+
+extension ChangeStream.Pending: Sendable where Storage: Sendable, Change: Sendable {}
+extension ChangeStream.State: Sendable where Storage: Sendable, Change: Sendable {}
+extension ChangeStream: Sendable where Storage: Sendable, Change: Sendable {}

@@ -27,10 +27,13 @@
 /// its observers get ``Event/completed``.
 ///
 /// The element type is called `Item` because `Element` names the event type of the signal.
-public final class MutableObservableArray<Item>: SignalProtocol, @unchecked Sendable {
+///
+/// Sendability: the array is `Sendable` when `Item` is; an array of non-`Sendable` items stays
+/// within one isolation domain.
+public final class MutableObservableArray<Item>: SignalProtocol {
     public typealias Element = ObservableArrayEvent<Item>
 
-    // Sendable: all state lives in `stream`, behind its locks.
+    // All state lives in `stream`, behind its locks.
     let stream: ChangeStream<[Item], ObservableArrayEvent<Item>>
 
     /// Creates an observable array holding `items`.
@@ -219,6 +222,8 @@ public final class MutableObservableArray<Item>: SignalProtocol, @unchecked Send
     }
 }
 
+extension MutableObservableArray: Sendable where Item: Sendable {}
+
 extension MutableObservableArray where Item: Equatable {
     /// Replaces every element with `items`.
     ///
@@ -262,10 +267,10 @@ extension MutableObservableArray where Item: Hashable {
 }
 
 /// A read-only view of a ``MutableObservableArray``: observable, but only its owner can write.
-public struct ObservableArray<Item>: SignalProtocol, @unchecked Sendable {
+/// Like the array, it is `Sendable` when `Item` is.
+public struct ObservableArray<Item>: SignalProtocol {
     public typealias Element = ObservableArrayEvent<Item>
 
-    // Sendable: it only forwards to a MutableObservableArray, which is thread-safe.
     private let base: MutableObservableArray<Item>
 
     public init(_ base: MutableObservableArray<Item>) {
@@ -288,3 +293,5 @@ public struct ObservableArray<Item>: SignalProtocol, @unchecked Sendable {
         base.observe(with: observer)
     }
 }
+
+extension ObservableArray: Sendable where Item: Sendable {}

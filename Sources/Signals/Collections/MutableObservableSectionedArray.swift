@@ -32,11 +32,14 @@ extension ObservableSectionedArrayEvent: Sendable where Section: Sendable, Item:
 /// writes are serialized, events reach each observer in write order with no lock held, and an
 /// observer may read and write the sections. Indices out of range stop the program, as they do
 /// for `Array`. When the sectioned array is deallocated its observers get ``Event/completed``.
-public final class MutableObservableSectionedArray<Section, Item>: SignalProtocol, @unchecked Sendable {
+///
+/// Sendability: the sectioned array is `Sendable` when `Section` and `Item` are; otherwise it stays
+/// within one isolation domain.
+public final class MutableObservableSectionedArray<Section, Item>: SignalProtocol {
     public typealias Element = ObservableSectionedArrayEvent<Section, Item>
     public typealias ChangeSet = SectionedArrayChangeSet<Section, Item>
 
-    // Sendable: all state lives in `stream`, behind its locks.
+    // All state lives in `stream`, behind its locks.
     private let stream: ChangeStream<[ArraySection<Section, Item>], ObservableSectionedArrayEvent<Section, Item>>
 
     /// Creates a sectioned array holding `sections`.
@@ -239,3 +242,5 @@ public final class MutableObservableSectionedArray<Section, Item>: SignalProtoco
         )
     }
 }
+
+extension MutableObservableSectionedArray: Sendable where Section: Sendable, Item: Sendable {}

@@ -1,7 +1,6 @@
 /// Per-observer state of a collection operator, taken out while an event is worked on so that the
 /// operator's closures run with no lock held.
-final class OperatorState<State>: @unchecked Sendable {
-    // Sendable: `stored` is only touched under its lock.
+final class OperatorState<State> {
     private let stored: Locked<State?>
 
     init() {
@@ -20,6 +19,8 @@ final class OperatorState<State>: @unchecked Sendable {
         stored.withLock { $0 = state }
     }
 }
+
+extension OperatorState: Sendable where State: Sendable {}
 
 extension SignalProtocol where Element: ObservableArrayEventProtocol {
     /// Transforms every element, keeping the change sets: inserts and updates carry transformed

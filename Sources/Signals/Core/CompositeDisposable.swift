@@ -5,8 +5,8 @@
 ///
 /// Threads: every method may be called from any thread; the parts are disposed after the internal
 /// lock is released.
-public final class CompositeDisposable: Disposable, @unchecked Sendable {
-    // Sendable: `items` is only touched under its lock; nil means disposed.
+public final class CompositeDisposable: Disposable {
+    // Nil means disposed.
     private let items: Locked<[any Disposable]?>
 
     public init(_ disposables: [any Disposable] = []) {
@@ -42,12 +42,11 @@ public func += (composite: CompositeDisposable, disposable: any Disposable) {
 /// A disposable that holds one inner disposable at a time: setting a new one disposes the previous.
 ///
 /// Once disposed, it disposes the current inner disposable and every later one at once.
-public final class SerialDisposable: Disposable, @unchecked Sendable {
+public final class SerialDisposable: Disposable {
     private struct State {
         var inner: (any Disposable)?
         var disposed = false
     }
-    // Sendable: `state` is only touched under its lock.
     private let state = Locked(State())
 
     public init() {}

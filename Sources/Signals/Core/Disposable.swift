@@ -22,24 +22,24 @@ extension Disposable {
 ///
 /// Threads: ``dispose()`` may race from several threads; exactly one runs the closure, on its own
 /// thread, after the internal lock is released. Lifetime: the closure is released once it has run.
-public final class BlockDisposable: Disposable, @unchecked Sendable {
+public final class BlockDisposable: Disposable {
     // The closure is only read and cleared under `lock`, and run after the lock is released.
-    private let lock = Locked<(() -> Void)?>(nil)
+    private let lock: Locked<UncheckedSendable<() -> Void>?>
     private let disposed = Atomic<Bool>(false)
 
     public init(_ action: @escaping () -> Void) {
-        lock.withLock { $0 = action }
+        lock = Locked(UncheckedSendable(action))
     }
 
     public var isDisposed: Bool { disposed.load(ordering: .acquiring) }
 
     public func dispose() {
         guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let action = lock.withLock { state -> (() -> Void)? in
+        let action = lock.withLock { state -> UncheckedSendable<() -> Void>? in
             defer { state = nil }
             return state
         }
-        action?()
+        action?.value()
     }
 }
 
@@ -59,7 +59,7 @@ public final class NonDisposable: Disposable {
 /// Threads: every method may be called from any thread; contents are disposed after the bag's lock
 /// is released, in the order they were added. Lifetime: the bag holds its contents strongly and
 /// drops handles that were disposed elsewhere as it grows, so a long-lived bag does not leak.
-public final class DisposeBag: Disposable, @unchecked Sendable {
+public final class DisposeBag: Disposable {
     private struct State {
         var items: [any Disposable] = []
         var disposed = false

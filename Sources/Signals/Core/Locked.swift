@@ -12,10 +12,14 @@
 /// The mutex and the value share one allocation reached through a pointer, so an access costs a
 /// lock and an unlock and nothing else (no dynamic exclusivity check on a class property).
 ///
+/// It is `Sendable` only when `State` is: ``withLock(_:)`` hands the state to whichever thread calls
+/// it, so a lock around a non-`Sendable` state must stay in one isolation domain. It is the one
+/// unchecked box behind the module's locks; the types built on it are `Sendable` (or not) through
+/// their stored properties.
+///
 /// Never call user code inside ``withLock(_:)``: compute what to do under the lock, act after.
 @usableFromInline
-final class Locked<State>: @unchecked Sendable {
-    // Sendable: the state is only touched between pthread_mutex_lock and pthread_mutex_unlock.
+final class Locked<State> {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline let state: UnsafeMutablePointer<State>
 
@@ -53,3 +57,7 @@ final class Locked<State>: @unchecked Sendable {
         return try body(&state.pointee)
     }
 }
+
+// Sendable: the state is only touched between pthread_mutex_lock and pthread_mutex_unlock, and
+// only a Sendable state may be handed from one thread to another through `withLock`.
+extension Locked: @unchecked Sendable where State: Sendable {}

@@ -1,18 +1,28 @@
 import Synchronization
 
+/// Something observers are registered with, that an ``ObserverEntry`` takes its observer out of.
+@usableFromInline
+protocol ObserverRegistry: AnyObject {
+    /// Takes out the observer registered under `id`, if it is still there. It must touch nothing but
+    /// the registrations (no value), under the registry's lock, and release the observer after it.
+    func remove(id: UInt64)
+}
+
 /// The handle of one registered observer: a flag that stops delivery once disposed.
 ///
-/// The observer closure itself lives only in the list (see ``ObserverList/Slot``), so disposing
+/// The observer closure itself lives only in its registry (see ``ObserverList/Slot``), so disposing
 /// releases it even while the caller still holds this handle.
 @usableFromInline
-final class ObserverEntry<Element>: Disposable, @unchecked Sendable {
-    // `disposed` is atomic; `id` is immutable; `owner` is a weak reference set before publication.
+final class ObserverEntry: Disposable, @unchecked Sendable {
+    // Sendable, as a `Disposable` must be, also for a registry of non-Sendable values: `disposed`
+    // is atomic, `id` is immutable, and `owner` is a weak reference set in `init` that is only used
+    // to call `remove(id:)`, which touches the registrations under the registry's lock, no value.
     @usableFromInline let disposed = Atomic<Bool>(false)
     @usableFromInline let id: UInt64
-    @usableFromInline weak var owner: ObserverList<Element>?
+    @usableFromInline weak let owner: (any ObserverRegistry)?
 
     @usableFromInline
-    init(id: UInt64, owner: ObserverList<Element>) {
+    init(id: UInt64, owner: any ObserverRegistry) {
         self.id = id
         self.owner = owner
     }
@@ -25,6 +35,13 @@ final class ObserverEntry<Element>: Disposable, @unchecked Sendable {
         guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         owner?.remove(id: id)
     }
+
+    /// Marks the observer disposed without telling the registry (which is dropping it anyway);
+    /// returns whether it was not disposed yet.
+    @inlinable
+    func markDisposed() -> Bool {
+        !disposed.exchange(true, ordering: .acquiringAndReleasing)
+    }
 }
 
 /// The observer registry that hot signals share.
@@ -36,18 +53,20 @@ final class ObserverEntry<Element>: Disposable, @unchecked Sendable {
 ///
 /// The list can also hold a current value (``current``) under the same lock, for hot signals that
 /// remember their latest value (``Property``): storing it and taking the snapshot is one lock.
+///
+/// It is `Sendable` when `Element` is: its state lives in a ``Locked``.
 @usableFromInline
-final class ObserverList<Element>: @unchecked Sendable {
-    /// A registered observer: its handle and its closure.
+final class ObserverList<Element>: ObserverRegistry {
+    /// A registered observer: its handle and its closure, which is called on the sending thread.
     @usableFromInline
-    struct Slot {
-        @usableFromInline let entry: ObserverEntry<Element>
-        @usableFromInline let handler: (Event<Element>) -> Void
+    struct Slot: Sendable {
+        @usableFromInline let entry: ObserverEntry
+        @usableFromInline let handler: UncheckedSendable<(Event<Element>) -> Void>
 
         @inlinable
-        init(entry: ObserverEntry<Element>, handler: @escaping (Event<Element>) -> Void) {
+        init(entry: ObserverEntry, handler: @escaping (Event<Element>) -> Void) {
             self.entry = entry
-            self.handler = handler
+            self.handler = UncheckedSendable(handler)
         }
     }
 
@@ -73,7 +92,7 @@ final class ObserverList<Element>: @unchecked Sendable {
 
     /// Adds an observer. Returns nil (and does not add it) when the list has completed.
     @inlinable
-    func add(_ handler: @escaping (Event<Element>) -> Void) -> ObserverEntry<Element>? {
+    func add(_ handler: @escaping (Event<Element>) -> Void) -> ObserverEntry? {
         addReadingCurrent(handler)?.entry
     }
 
@@ -81,8 +100,8 @@ final class ObserverList<Element>: @unchecked Sendable {
     @inlinable
     func addReadingCurrent(
         _ handler: @escaping (Event<Element>) -> Void
-    ) -> (entry: ObserverEntry<Element>, current: Element?)? {
-        state.withLock { state -> (entry: ObserverEntry<Element>, current: Element?)? in
+    ) -> (entry: ObserverEntry, current: Element?)? {
+        state.withLock { state -> (entry: ObserverEntry, current: Element?)? in
             if state.completed { return nil }
             let entry = ObserverEntry(id: state.nextID, owner: self)
             state.nextID &+= 1
@@ -127,7 +146,7 @@ final class ObserverList<Element>: @unchecked Sendable {
     @inlinable
     static func deliver(_ value: Element, to observers: ContiguousArray<Slot>) {
         for slot in observers where !slot.entry.isDisposed {
-            slot.handler(.next(value))
+            slot.handler.value(.next(value))
         }
     }
 
@@ -139,10 +158,13 @@ final class ObserverList<Element>: @unchecked Sendable {
             defer { state.observers = [] }
             return state.observers
         }
-        for slot in observers where !slot.entry.disposed.exchange(true, ordering: .acquiringAndReleasing) {
-            slot.handler(.completed)
+        for slot in observers where slot.entry.markDisposed() {
+            slot.handler.value(.completed)
         }
     }
 
     var isCompleted: Bool { state.withLock { $0.completed } }
 }
+
+extension ObserverList.State: Sendable where Element: Sendable {}
+extension ObserverList: Sendable where Element: Sendable {}

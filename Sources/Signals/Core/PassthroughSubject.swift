@@ -9,8 +9,11 @@
 /// added during a delivery gets the next value, not the current one.
 ///
 /// Lifetime: the subject holds its observers strongly until they are disposed or it completes.
-public final class PassthroughSubject<Element>: SignalProtocol, @unchecked Sendable {
-    // Sendable: all mutable state lives in `observers`, behind its lock.
+///
+/// Sendability: a subject is `Sendable` when `Element` is; a subject of non-`Sendable` values stays
+/// within one isolation domain.
+public final class PassthroughSubject<Element>: SignalProtocol {
+    // All mutable state lives in `observers`, behind its lock.
     @usableFromInline let observers = ObserverList<Element>()
 
     /// Holds bindings into this object (see ``BindingOwner``); disposed when it is deallocated.
@@ -41,6 +44,8 @@ public final class PassthroughSubject<Element>: SignalProtocol, @unchecked Senda
     /// The number of observers currently registered.
     public var observerCount: Int { observers.count }
 }
+
+extension PassthroughSubject: Sendable where Element: Sendable {}
 
 extension PassthroughSubject where Element == Void {
     /// Sends `()`.

@@ -12,10 +12,13 @@
 ///
 /// Lifetime: the property holds its observers strongly until they are disposed; bindings into it
 /// (see ``BindingOwner``) end when it is deallocated.
-public final class Property<Value>: SignalProtocol, @unchecked Sendable {
+///
+/// Sendability: a `Property` is `Sendable` when `Value` is. A property of a non-`Sendable` value
+/// can still be observed and written, but only within one isolation domain.
+public final class Property<Value>: SignalProtocol {
     public typealias Element = Value
 
-    // Sendable: the value lives in `observers`, under its lock.
+    // The value lives in `observers`, under its lock.
     @usableFromInline let observers: ObserverList<Value>
 
     /// Holds bindings into this object (see ``BindingOwner``); disposed when it is deallocated.
@@ -65,11 +68,13 @@ public final class Property<Value>: SignalProtocol, @unchecked Sendable {
     public var readOnly: AnyProperty<Value> { AnyProperty(self) }
 }
 
+extension Property: Sendable where Value: Sendable {}
+
 /// A read-only view of a ``Property``: observable, but only its owner can write.
 ///
-/// It keeps the ordering and thread guarantees of ``Property`` and holds the property strongly.
-public struct AnyProperty<Value>: SignalProtocol, @unchecked Sendable {
-    // Sendable: it only forwards to a Property, which is thread-safe.
+/// It keeps the ordering and thread guarantees of ``Property`` and holds the property strongly. Like
+/// the property, it is `Sendable` when `Value` is.
+public struct AnyProperty<Value>: SignalProtocol {
     private let base: Property<Value>
 
     public init(_ base: Property<Value>) {
@@ -84,3 +89,5 @@ public struct AnyProperty<Value>: SignalProtocol, @unchecked Sendable {
         base.observe(with: observer)
     }
 }
+
+extension AnyProperty: Sendable where Value: Sendable {}

@@ -8,10 +8,15 @@
 
 /// Carries a value across a `@Sendable` boundary.
 ///
-/// Used where the module's own locking makes the hand-over safe: observers and values travel to
-/// another thread only through a lock or a serial queue, the way every signal documents it.
+/// For the closures the module's API takes as plain (non-`@Sendable`) closures and documents to
+/// call on another thread: observers run on the thread that sends (or in the context chosen with
+/// ``SignalProtocol/receive(on:)``, which also carries the event there), a ``BlockDisposable``'s
+/// action on the thread that disposes it, and an observation tracker's step on its serial queue.
+/// State shared between threads goes through ``Locked`` instead, which is `Sendable` only for a
+/// `Sendable` state.
 @usableFromInline
 struct UncheckedSendable<Value>: @unchecked Sendable {
+    // Sendable: only for the closures above, which are called where the API documents it.
     @usableFromInline var value: Value
 
     @inlinable

@@ -35,9 +35,10 @@ extension Observable where Self: AnyObject {
 }
 
 /// Re-arms `withObservationTracking` after each change and copies the value into a property.
-final class KeyPathTracker<Model: Observable & AnyObject, Value>: @unchecked Sendable {
-    // Sendable: after `init`, `property` is written once before any change can be reported, and
-    // every later access happens in steps on `queue`, which is serial.
+///
+/// Only its step crosses threads, to `queue`: after `init`, `property` is written once before any
+/// change can be reported, and every later access happens in steps on `queue`, which is serial.
+final class KeyPathTracker<Model: Observable & AnyObject, Value> {
     private weak var model: Model?
     private let keyPath: KeyPath<Model, Value>
     private let queue: DispatchQueue

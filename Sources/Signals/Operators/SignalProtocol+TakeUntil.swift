@@ -10,13 +10,13 @@ extension SignalProtocol {
         Signal { observer in
             let done = Atomic<Bool>(false)
             let disposables = CompositeDisposable()
-            let finish = UncheckedSendable {
+            let finish = {
                 guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
                 disposables.dispose()
                 observer(.completed)
             }
             disposables += trigger.observe { event in
-                if case .next = event { finish.value() }
+                if case .next = event { finish() }
             }
             guard !done.load(ordering: .acquiring) else { return disposables }
             disposables += self.observe { event in
@@ -24,7 +24,7 @@ extension SignalProtocol {
                 case .next:
                     if !done.load(ordering: .acquiring) { observer(event) }
                 case .completed:
-                    finish.value()
+                    finish()
                 }
             }
             return disposables

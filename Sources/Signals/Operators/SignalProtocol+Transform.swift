@@ -185,8 +185,7 @@ extension SignalProtocol where Element: Equatable {
 
 /// State updated by a computation that runs outside the lock: the computation works on a copy, and
 /// the result is stored only if nobody stored in between; otherwise it runs again on the new state.
-final class OptimisticState<State>: @unchecked Sendable {
-    // Sendable: `storage` is only touched under its lock.
+final class OptimisticState<State> {
     private let storage: Locked<(state: State, version: UInt64)>
 
     init(_ state: State) {
@@ -206,3 +205,5 @@ final class OptimisticState<State>: @unchecked Sendable {
         }
     }
 }
+
+extension OptimisticState: Sendable where State: Sendable {}

@@ -11,7 +11,7 @@ extension SignalProtocol {
         Signal { observer in
             let state = Locked(ZipState<Element, Other.Element>())
             let disposables = CompositeDisposable()
-            let deliver = UncheckedSendable { (pair: (Element, Other.Element)?, finish: Bool) in
+            let deliver = { (pair: (Element, Other.Element)?, finish: Bool) in
                 if let pair { observer(.next(pair)) }
                 if finish {
                     observer(.completed)
@@ -31,7 +31,7 @@ extension SignalProtocol {
                     let pair = state.take()
                     return (pair, state.checkFinish())
                 }
-                deliver.value(result.0, result.1)
+                deliver(result.0, result.1)
             }
             disposables += other.observe { event in
                 let result = state.withLock { state -> ((Element, Other.Element)?, Bool) in
@@ -46,7 +46,7 @@ extension SignalProtocol {
                     let pair = state.take()
                     return (pair, state.checkFinish())
                 }
-                deliver.value(result.0, result.1)
+                deliver(result.0, result.1)
             }
             return disposables
         }

@@ -5,7 +5,7 @@
 /// ``advance(by:)``, in order of their due time (ties in scheduling order), one at a time and
 /// outside the clock's lock, so an action may schedule further actions; those that fall due within
 /// the same advance run in it too.
-public final class ManualClock: SignalClock, @unchecked Sendable {
+public final class ManualClock: SignalClock {
     private struct Scheduled {
         let id: UInt64
         let due: Duration
@@ -16,7 +16,6 @@ public final class ManualClock: SignalClock, @unchecked Sendable {
         var nextID: UInt64 = 0
         var scheduled: [Scheduled] = []
     }
-    // Sendable: `state` is only touched under its lock.
     private let state = Locked(State())
 
     public init() {}

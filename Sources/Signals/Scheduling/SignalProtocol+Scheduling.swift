@@ -17,10 +17,13 @@ extension SignalProtocol {
             return serial
         }
     }
+}
 
+extension SignalProtocol where Element: Sendable {
     /// Sends a value once `dueTime` has passed without a newer one; each new value restarts the wait.
     ///
-    /// The value is sent on the clock's thread. On completion a value still waiting is sent first.
+    /// The value is sent on the clock's thread (so it must be `Sendable`). On completion a value
+    /// still waiting is sent first.
     public func debounce(for dueTime: Duration, clock: some SignalClock) -> Signal<Element> {
         Signal { observer in
             let state = Locked(DebounceState<Element>())
@@ -38,13 +41,13 @@ extension SignalProtocol {
                     }
                     guard let generation else { return }
                     timer.inner = clock.schedule(after: dueTime) {
-                        let value = state.withLock { state -> UncheckedSendable<Element>? in
+                        let value = state.withLock { state -> Element? in
                             guard !state.done, state.generation == generation, let pending = state.pending
                             else { return nil }
                             state.pending = nil
-                            return UncheckedSendable(pending)
+                            return pending
                         }
-                        if let value { target.value(.next(value.value)) }
+                        if let value { target.value(.next(value)) }
                     }
                 case .completed:
                     let (pending, finish) = state.finish()
@@ -59,7 +62,8 @@ extension SignalProtocol {
 
     /// Sends at most one value per `interval`: a value that arrives when nothing was sent during the
     /// last `interval` goes out at once; later ones wait for the end of the interval, and then the
-    /// latest (`latest: true`) or the first (`latest: false`) of them is sent, on the clock's thread.
+    /// latest (`latest: true`) or the first (`latest: false`) of them is sent, on the clock's thread
+    /// (so values must be `Sendable`).
     ///
     /// On completion a value still waiting is sent first.
     public func throttle(for interval: Duration, clock: some SignalClock, latest: Bool = true) -> Signal<Element> {
@@ -91,14 +95,14 @@ extension SignalProtocol {
                     case .schedule(let delay):
                         timer.inner = clock.schedule(after: delay) {
                             let firedAt = clock.now
-                            let value = state.withLock { state -> UncheckedSendable<Element>? in
+                            let value = state.withLock { state -> Element? in
                                 state.timerScheduled = false
                                 guard !state.done, let pending = state.pending else { return nil }
                                 state.pending = nil
                                 state.lastSent = firedAt
-                                return UncheckedSendable(pending)
+                                return pending
                             }
-                            if let value { target.value(.next(value.value)) }
+                            if let value { target.value(.next(value)) }
                         }
                     case .none: break
                     }
@@ -140,12 +144,16 @@ struct DebounceState<Element>: HeldValueState {
     var done = false
 }
 
+extension DebounceState: Sendable where Element: Sendable {}
+
 struct ThrottleState<Element>: HeldValueState {
     var lastSent: Duration?
     var pending: Element?
     var timerScheduled = false
     var done = false
 }
+
+extension ThrottleState: Sendable where Element: Sendable {}
 
 enum ThrottleAction {
     case send
