@@ -134,15 +134,54 @@ struct JSONEncodingTests {
         #expect(buffer.count == large.count + 2)
     }
 
-    @Test func cursorTrapsWhenTheSpaceIsNotFilledExactly() async {
-        await #expect(processExitsWith: .failure) {
-            var buffer: [UInt8] = []
-            JSONWriter.append(count: 3, to: &buffer) { $0.write("ab") }
+    /// Writes a message of every kind of write through a cursor that reserves `count` bytes.
+    private func writeMessage(count: Int, after prefix: [UInt8], large: [UInt8]) -> [UInt8] {
+        var buffer = prefix
+        JSONWriter.append(count: count, to: &buffer) { out in
+            out.write("{\"key\":\"")
+            out.writeUnescaped("power.battery")
+            out.write("\",\"value\":")
+            out.write(large)
+            out.write(byte: UInt8(ascii: ","))
+            out.write(int: -1_234_567)
+            out.write(byte: UInt8(ascii: "}"))
         }
-        await #expect(processExitsWith: .failure) {
-            var buffer: [UInt8] = []
-            JSONWriter.append(count: 3, to: &buffer) { $0.write(int: 1234) }
+        return buffer
+    }
+
+    @Test("a wrong count only sizes the reservation: the bytes are exactly those written")
+    func cursorCountIsAHint() {
+        let large = (0..<300).map { UInt8(truncatingIfNeeded: $0 % 251) }
+        let expected = Array("{\"key\":\"power.battery\",\"value\":".utf8) + large + Array(",-1234567}".utf8)
+        let prefix: [UInt8] = [1, 2]
+        let exact = expected.count
+        // Writes past the reservation in the middle of a literal, of the large bytes and of the integer; the cursor's
+        // own space grows again for the large bytes when little was reserved.
+        for count in [0, 1, 5, 30, exact - 300, exact - 10, exact - 2, exact - 1, exact, exact + 1, exact * 40] {
+            #expect(writeMessage(count: count, after: prefix, large: large) == prefix + expected, "count \(count)")
+            #expect(writeMessage(count: count, after: [], large: large) == expected, "count \(count), empty")
         }
+        var buffer: [UInt8] = []
+        JSONWriter.append(count: -3, to: &buffer) { $0.write("ab") }
+        #expect(buffer == Array("ab".utf8))
+        JSONWriter.append(count: 3, to: &buffer) { $0.write(int: 1234) }
+        #expect(buffer == Array("ab1234".utf8))
+        JSONWriter.append(count: 10, to: &buffer) { _ in }
+        #expect(buffer == Array("ab1234".utf8))
+    }
+
+    @Test("writes spanning several growths keep their order")
+    func cursorGrowsRepeatedly() {
+        var buffer: [UInt8] = [9]
+        var expected: [UInt8] = [9]
+        JSONWriter.append(count: 1, to: &buffer) { out in
+            for index in 0..<2000 {
+                out.write(int: Int64(index))
+                out.write(byte: UInt8(ascii: ","))
+            }
+        }
+        for index in 0..<2000 { expected += Array("\(index),".utf8) }
+        #expect(buffer == expected)
     }
 
     @Test func codableBridge() throws {
