@@ -1,4 +1,7 @@
 import BeaconDaemon
+import BeaconSystemd
+import CMalloc
+import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -6,4 +9,45 @@ import BeaconDaemon
     import Musl
 #endif
 
-exit(await BeaconDaemon.main())
+// Process-wide set-up belongs to the program, not to the library: one malloc arena before any thread starts,
+// logging, the umask and the file limit.
+beacon_malloc_limit_arenas()
+
+let arguments = CommandLine.arguments
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(BeaconDaemon.usage)
+    exit(0)
+}
+let load: @Sendable () async throws -> DaemonConfiguration = {
+    try await BeaconDaemon.loadConfiguration(arguments: arguments)
+}
+let configuration: DaemonConfiguration
+do {
+    configuration = try await load()
+} catch {
+    let message = "beacond: \(error)\n"
+    _ = message.withCString { write(2, $0, strlen($0)) }
+    exit(2)
+}
+let level = configuration.logLevel
+LoggingSystem.bootstrap { label in
+    var handler = SystemdLogging.makeHandler(label: label)
+    handler.logLevel = level
+    return handler
+}
+let logger = Logger(label: "beacond")
+// Files and sockets the daemon creates are private to its user.
+umask(0o077)
+
+/// Lets the daemon hold as many connections as the hard limit allows.
+func raiseFileLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
+        logger.debug("cannot raise the open-file limit")
+    }
+}
+raiseFileLimit()
+
+exit(await BeaconDaemon.run(configuration: configuration, load: load, logger: logger))

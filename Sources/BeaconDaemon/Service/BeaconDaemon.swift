@@ -1,41 +1,20 @@
-import BeaconSystemd
 import Logging
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
-/// The `beacond` program: configuration, logging, services, ServiceRunner.
+/// The daemon's run: its services under a ServiceRunner. The `beacond` program does the process-wide set-up
+/// (allocator, logging, umask, file limit) and then calls ``run(configuration:load:logger:)``.
 public enum BeaconDaemon {
-    /// Runs the daemon until SIGTERM or SIGINT; returns the process exit status.
-    public static func main(arguments: [String] = CommandLine.arguments) async -> Int32 {
-        if arguments.contains("--help") || arguments.contains("-h") {
-            print(usage)
-            return 0
-        }
-        let load: @Sendable () async throws -> DaemonConfiguration = {
-            try await DaemonConfiguration.load(arguments: arguments)
-        }
-        let configuration: DaemonConfiguration
-        do {
-            configuration = try await load()
-        } catch {
-            POSIX.writeStandardError("beacond: \(error)\n")
-            return 2
-        }
-        let level = configuration.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = SystemdLogging.makeHandler(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "beacond")
-        // Files and sockets the daemon creates are private to its user.
-        umask(0o077)
-        raiseFileLimit(logger: logger)
+    /// Reads the configuration from `arguments`, the environment and the configuration file.
+    public static func loadConfiguration(arguments: [String]) async throws -> DaemonConfiguration {
+        try await DaemonConfiguration.load(arguments: arguments)
+    }
 
+    /// Serves until SIGTERM or SIGINT; returns the process exit status. `load` reads the configuration again on
+    /// SIGHUP.
+    public static func run(
+        configuration: DaemonConfiguration,
+        load: @escaping @Sendable () async throws -> DaemonConfiguration,
+        logger: Logger
+    ) async -> Int32 {
         let daemon = BeaconDaemonService(configuration: configuration, logger: logger)
         var services: [any Service] = [daemon, ReloadService(daemon: daemon, load: load)]
         if let watchdog = SystemdIntegration.watchdogService() {
@@ -51,17 +30,7 @@ public enum BeaconDaemon {
         }
     }
 
-    /// Lets the daemon hold as many connections as the hard limit allows.
-    private static func raiseFileLimit(logger: Logger) {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-        limit.rlim_cur = limit.rlim_max
-        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
-            logger.debug("cannot raise the open-file limit")
-        }
-    }
-
-    static let usage = """
+    public static let usage = """
         usage: beacond [--config PATH] [--address unix:PATH] [--store-path PATH] [--log-level LEVEL]
                        [--limits-<name> VALUE]...
 

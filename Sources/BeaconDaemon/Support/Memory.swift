@@ -1,7 +1,7 @@
 import CMalloc
 
-/// Tuning of the C library's allocator for a small, mostly idle daemon. CMalloc also limits glibc's malloc to one
-/// arena before the program starts.
+/// Tuning of the C library's allocator for a small, mostly idle daemon. The `beacond` program also limits glibc's
+/// malloc to one arena before any thread starts.
 enum Memory {
     /// Returns the allocator's free memory to the system.
     static func releaseFree() {

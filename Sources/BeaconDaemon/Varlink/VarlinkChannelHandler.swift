@@ -1,12 +1,6 @@
 import BeaconProtocol
 import NIOCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// Splits the byte stream of one connection into NUL-terminated messages, parses each as a varlink call and hands
 /// it to the ``VarlinkServerCore``. Malformed input gets `io.beacon.ProtocolError` and a closed connection.
 package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInboundHandler {
@@ -21,8 +15,8 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
     @exclusivity(unchecked) private var client: Service.Client?
     /// Received bytes not yet consumed as complete messages.
     @exclusivity(unchecked) private var pending: ByteBuffer?
-    /// How many bytes of `pending` are known to hold no NUL.
-    @exclusivity(unchecked) private var scanned = 0
+    /// Where the frame at the start of `pending` ends.
+    @exclusivity(unchecked) private var scanner: VarlinkFrameScanner
     @exclusivity(unchecked) private var refused = false
     /// A malformed message closed the connection: nothing after it is read.
     @exclusivity(unchecked) private var failed = false
@@ -32,6 +26,7 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
     init(core: VarlinkServerCore<Service>, credentials: PeerCredentials?) {
         self.core = core
         self.givenCredentials = credentials
+        self.scanner = VarlinkFrameScanner(maxFrameSize: core.limits.maxMessageSize)
     }
 
     package func channelActive(context: ChannelHandlerContext) {
@@ -88,10 +83,10 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
         // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
         // copied, and take the messages after it from the buffer they were read into.
         let nul: Int? = bytes.withUnsafeReadableBytes { raw in
-            guard connection != nil, let base = raw.baseAddress, let found = memchr(base, 0, raw.count) else {
-                return nil
-            }
-            return base.distance(to: UnsafeRawPointer(found))
+            guard connection != nil else { return nil }
+            var probe = VarlinkFrameScanner(maxFrameSize: .max)
+            guard case .complete(let length) = probe.scan(raw) else { return nil }
+            return length
         }
         guard let nul, var head = bytes.readSlice(length: nul + 1) else {
             pending!.writeBuffer(&bytes)
@@ -103,7 +98,7 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
         guard !refused, !failed, let connection, !connection.isClosed, bytes.readableBytes > 0 else { return }
         if pending == nil {
             pending = bytes
-            scanned = 0
+            scanner.reset()
         } else {
             pending!.writeBuffer(&bytes)
         }
@@ -143,39 +138,30 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
 
     private func processPending() {
         guard let connection, let client else { return }
+        scanner.maxFrameSize = core.limits.maxMessageSize
         while !connection.isClosed, var buffer = pending {
             let readable = buffer.readableBytes
-            let end: Int? = buffer.withUnsafeReadableBytes { raw in
-                guard raw.count > scanned, let base = raw.baseAddress else { return nil }
-                guard let found = memchr(base + scanned, 0, raw.count - scanned) else { return nil }
-                return base.distance(to: UnsafeRawPointer(found))
-            }
-            guard let end else {
-                scanned = readable
-                if readable > core.limits.maxMessageSize {
-                    pending = nil
-                    failed = true
-                    connection.fail(
-                        .protocolError("message longer than the limit of \(core.limits.maxMessageSize) bytes"),
-                        logMessage: "message longer than maxMessageSize"
-                    )
-                } else if buffer.readerIndex > 0 {
-                    // Keep the start of the message, not the whole buffer it was read into (which the caller may
-                    // still hold, so that compacting it in place would copy all of it).
-                    var start = ByteBufferAllocator().buffer(capacity: Swift.max(readable * 2, 512))
-                    start.writeBuffer(&buffer)
-                    pending = start
-                }
-                return
-            }
-            scanned = 0
-            if end > core.limits.maxMessageSize {
+            let scan = buffer.withUnsafeReadableBytes { scanner.scan($0) }
+            let end: Int
+            switch scan {
+            case .complete(let length):
+                end = length
+            case .tooLong:
                 pending = nil
                 failed = true
                 connection.fail(
                     .protocolError("message longer than the limit of \(core.limits.maxMessageSize) bytes"),
                     logMessage: "message longer than maxMessageSize"
                 )
+                return
+            case .incomplete:
+                if buffer.readerIndex > 0 {
+                    // Keep the start of the message, not the whole buffer it was read into (which the caller may
+                    // still hold, so that compacting it in place would copy all of it).
+                    var start = ByteBufferAllocator().buffer(capacity: Swift.max(readable * 2, 512))
+                    start.writeBuffer(&buffer)
+                    pending = start
+                }
                 return
             }
             // `frame` keeps the bytes while the call is handled, whatever happens to `pending` meanwhile.

@@ -59,6 +59,11 @@ package final class VarlinkConnection {
         tickCalls += 1
     }
 
+    /// The call begun with ``callBegins(oneway:)`` was not handled after all: it is handled again once parsed.
+    func callNotHandled(oneway: Bool) {
+        if !oneway { tickCalls -= 1 }
+    }
+
     /// Replaces the replies queued for the calls of this tick with `error`, one for each call; returns how many
     /// calls were answered so. Replies already written to the socket are not taken back.
     @discardableResult

@@ -193,7 +193,11 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         if connection.isStreaming && !call.oneway { return false }
         connection.callBegins(oneway: call.oneway)
         defer { connection.discardsReplies = false }
-        return service.handle(call, on: connection, client: client)
+        guard service.handle(call, on: connection, client: client) else {
+            connection.callNotHandled(oneway: call.oneway)
+            return false
+        }
+        return true
     }
 
     func dispatch(_ call: VarlinkCall, on connection: VarlinkConnection, client: Service.Client) {
