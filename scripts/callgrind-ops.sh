@@ -3,7 +3,8 @@
 # unlike wall-clock rates). Each workload of the bus benchmark runs at two lengths against a fresh daemon; the
 # difference of the daemon's instruction totals divided by the extra operations removes start-up and shutdown.
 #
-# usage: [KEEP=1] scripts/callgrind-ops.sh [BEACOND]   (default: the release build; needs valgrind and gcc)
+# usage: [KEEP=1] [ONLY=REGEX] scripts/callgrind-ops.sh [BEACOND]   (default: the release build; needs valgrind and
+# gcc). ONLY runs the workloads whose names match the extended regular expression, e.g. ONLY='Get|1->1'.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -ge 1 ]; then
@@ -51,6 +52,7 @@ total() {
 per() {
 	local name=$1 short=$2 long=$3 deliveries=$4
 	shift 4
+	if [ -n "${ONLY:-}" ] && ! echo "$name" | grep -Eq "$ONLY"; then return 0; fi
 	local a b
 	a=$(total $(echo "$@" | sed "s/N/$short/"))
 	b=$(total $(echo "$@" | sed "s/N/$long/"))

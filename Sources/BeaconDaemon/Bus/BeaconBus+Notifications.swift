@@ -12,13 +12,18 @@ extension BeaconBus {
         guard !Self.isReserved(name) else {
             throw BusError.invalidName(name, reason: "names below lifecycle, session, system and daemon are reserved")
         }
-        let posted = try fanOut.post(key, origin: client.origin.encodedJSON) { bytes throws(VarlinkError) in
-            if let size = parameters.appendOptionalEncodedValue("userInfo", after: ",\"userInfo\":", to: &bytes),
-                size > limits.maxValueSize
-            {
-                throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
-            }
+        var bytes: [UInt8] = []
+        swap(&bytes, &fanOut.tickNotificationBytes)
+        defer { swap(&bytes, &fanOut.tickNotificationBytes) }
+        let start = bytes.count
+        NotificationEvent.begin(key, into: &bytes)
+        if let size = parameters.appendOptionalEncodedValue("userInfo", after: ",\"userInfo\":", to: &bytes),
+            size > limits.maxValueSize
+        {
+            bytes.removeSubrange(start...)
+            throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
         }
+        let posted = fanOut.post(key, begun: start, in: &bytes, origin: client.origin.encodedJSON)
         requestEndOfTick()
         client.connection.reply("sequence", integer: posted)
     }
@@ -26,12 +31,16 @@ extension BeaconBus {
     /// Posts a notification to the observers connected now; returns its sequence number.
     @discardableResult
     func post(name: PropertyKey, userInfo: [UInt8]?, origin: Origin) -> Int64 {
-        let posted = fanOut.post(name, origin: origin.encodedJSON) { bytes in
-            if let userInfo {
-                JSONWriter.appendASCII(",\"userInfo\":", to: &bytes)
-                bytes.append(contentsOf: userInfo)
-            }
+        var bytes: [UInt8] = []
+        swap(&bytes, &fanOut.tickNotificationBytes)
+        defer { swap(&bytes, &fanOut.tickNotificationBytes) }
+        let start = bytes.count
+        NotificationEvent.begin(name, into: &bytes)
+        if let userInfo {
+            JSONWriter.appendASCII(",\"userInfo\":", to: &bytes)
+            bytes.append(contentsOf: userInfo)
         }
+        let posted = fanOut.post(name, begun: start, in: &bytes, origin: origin.encodedJSON)
         requestEndOfTick()
         return posted
     }

@@ -145,7 +145,7 @@ package final class BeaconBus: VarlinkService {
                 return
             }
             table.committed()
-            tickStreams.removeAll(keepingCapacity: true)
+            if !tickStreams.isEmpty { tickStreams.removeAll(keepingCapacity: true) }
             guard fanOut.hasEvents else { return }
             fanOut.publish()
         }

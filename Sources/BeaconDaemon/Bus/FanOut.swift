@@ -18,8 +18,9 @@ final class FanOut {
     // that could reach it again.
     @exclusivity(unchecked) private var tickChanges: [ChangeEvent] = []
     private var tickNotifications: [NotificationEvent] = []
-    /// The JSON of ``tickNotifications``, one after the other.
-    private var tickNotificationBytes: [UInt8] = []
+    /// The JSON of the tick's notifications, one after the other. A post takes the bytes out while it appends
+    /// one (one access to the property), then gives them back.
+    var tickNotificationBytes: [UInt8] = []
     /// The sequence before the tick's first notification.
     private var tickStartSequence: Int64?
     /// The events being delivered by ``publish()``.
@@ -60,26 +61,10 @@ final class FanOut {
         tickChanges.append(change)
     }
 
-    /// Posts a notification whose JSON `encode` begins in the tick's notification bytes (with
-    /// ``NotificationEvent/begin(_:into:)`` and an optional userInfo) from the origin whose JSON is `origin`;
-    /// returns its sequence number. When `encode` throws, nothing is posted.
-    func post<E: Error>(
-        _ name: PropertyKey,
-        origin: [UInt8],
-        encode: (inout [UInt8]) throws(E) -> Void
-    ) throws(E) -> Int64 {
-        // The tick's notification bytes are taken out while this one is appended (one access to the property).
-        var bytes: [UInt8] = []
-        swap(&bytes, &tickNotificationBytes)
-        defer { swap(&bytes, &tickNotificationBytes) }
-        let start = bytes.count
-        NotificationEvent.begin(name, into: &bytes)
-        do {
-            try encode(&bytes)
-        } catch {
-            bytes.removeSubrange(start...)
-            throw error
-        }
+    /// Posts the notification begun at `start` of `bytes`, the tick's notification bytes taken out of
+    /// ``tickNotificationBytes`` (see ``NotificationEvent/begin(_:into:)``), from the origin whose JSON is
+    /// `origin`; returns its sequence number.
+    func post(_ name: PropertyKey, begun start: Int, in bytes: inout [UInt8], origin: [UInt8]) -> Int64 {
         if tickStartSequence == nil { tickStartSequence = sequence }
         sequence += 1
         NotificationEvent.end(sequence: sequence, origin: origin, into: &bytes)
@@ -113,41 +98,46 @@ final class FanOut {
             publishingNotificationBytes.removeAll(keepingCapacity: publishingNotificationBytes.capacity <= 1 << 20)
         }
         var touched: [Subscription] = []
-        // Events of one key often come in runs: a run's subscribers are looked up once, and each selects the
-        // run's events after its start (versions and sequences grow along the tick, so those end the run).
         var matched: [Subscription] = []
-        var start = 0
-        while start < publishingChanges.count {
-            let key = publishingChanges[start].key
-            var end = start + 1
-            while end < publishingChanges.count && publishingChanges[end].key == key { end += 1 }
-            matched.removeAll(keepingCapacity: true)
-            watchIndex.forEachMatch(key) { matched.append($0) }
-            for subscription in matched {
-                var first = start
-                while first < end && publishingChanges[first].version <= subscription.start { first += 1 }
-                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
-            }
-            start = end
+        select(publishingChanges, from: watchIndex, tick: tick, touched: &touched, matched: &matched) {
+            ($0.key, $0.version)
         }
-        start = 0
-        while start < publishingNotifications.count {
-            let name = publishingNotifications[start].name
-            var end = start + 1
-            while end < publishingNotifications.count && publishingNotifications[end].name == name { end += 1 }
-            matched.removeAll(keepingCapacity: true)
-            observeIndex.forEachMatch(name) { matched.append($0) }
-            for subscription in matched {
-                var first = start
-                while first < end && publishingNotifications[first].sequence <= subscription.start { first += 1 }
-                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
-            }
-            start = end
+        select(publishingNotifications, from: observeIndex, tick: tick, touched: &touched, matched: &matched) {
+            ($0.name, $0.sequence)
         }
         var encoded: [SelectionKey: ByteBuffer] = [:]
         var scratch: [UInt8] = []
         for subscription in touched {
             deliver(subscription, encoded: &encoded, scratch: &scratch)
+        }
+    }
+
+    /// Selects each of `events` for the subscriptions of `index` whose patterns match its key and that started
+    /// before it; `identity` gives an event's key and its version or sequence. Events of one key often come in
+    /// runs: a run's subscribers are looked up once, and each selects the run's events after its start (versions
+    /// and sequences grow along the tick).
+    @inline(__always)
+    private func select<Event>(
+        _ events: [Event],
+        from index: PatternIndex,
+        tick: Int,
+        touched: inout [Subscription],
+        matched: inout [Subscription],
+        identity: (Event) -> (key: PropertyKey, ordinal: Int64)
+    ) {
+        var start = 0
+        while start < events.count {
+            let key = identity(events[start]).key
+            var end = start + 1
+            while end < events.count && identity(events[end]).key == key { end += 1 }
+            matched.removeAll(keepingCapacity: true)
+            index.forEachMatch(key) { matched.append($0) }
+            for subscription in matched {
+                var first = start
+                while first < end && identity(events[first]).ordinal <= subscription.start { first += 1 }
+                if first < end { subscription.select(Int32(first)..<Int32(end), tick: tick, touched: &touched) }
+            }
+            start = end
         }
     }
 

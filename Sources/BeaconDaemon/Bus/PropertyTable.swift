@@ -261,8 +261,9 @@ final class PropertyTable {
 
     /// The writer committed: what changed can no longer be undone.
     func committed() {
-        undo.removeAll(keepingCapacity: undo.count <= 4096)
         undoCounters = nil
+        guard !undo.isEmpty else { return }
+        undo.removeAll(keepingCapacity: undo.count <= 4096)
     }
 
     /// The writer's commit failed: every change since the last commit is undone, in reverse order.

@@ -34,9 +34,15 @@ struct TickStateMachine {
     /// Channels in a read burst.
     private(set) var readingChannels = 0
 
+    /// Whether the end of tick waits for the read bursts in progress.
+    var isWaitingForReads: Bool {
+        if case .waitingForReads = state { return true }
+        return false
+    }
+
     /// A connection queued output.
     mutating func outputQueued() -> Action {
-        guard state == .idle else { return .none }
+        guard case .idle = state else { return .none }
         return schedule()
     }
 
@@ -60,7 +66,7 @@ struct TickStateMachine {
     /// `batches`: whether the service's pending work is better done once for the whole tick.
     mutating func readBurstEnded(batches: Bool) -> Action {
         readingChannels -= 1
-        guard readingChannels == 0, state == .waitingForReads else { return .none }
+        guard readingChannels == 0, case .waitingForReads = state else { return .none }
         if batches {
             state = .scheduled
             return .runAtEndOfTick

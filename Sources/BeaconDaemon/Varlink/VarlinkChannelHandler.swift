@@ -2,17 +2,18 @@ import BeaconProtocol
 import NIOCore
 
 /// Splits the byte stream of one connection into NUL-terminated messages, parses each as a varlink call and hands
-/// it to the ``VarlinkServerCore``. Malformed input gets `io.beacon.ProtocolError` and a closed connection.
-package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInboundHandler {
+/// it to the service through the connection's ``VarlinkEndpoint``. Malformed input gets `io.beacon.ProtocolError`
+/// and a closed connection.
+package final class VarlinkChannelHandler: ChannelInboundHandler {
     package typealias InboundIn = ByteBuffer
 
     // Used on the channel's event loop only, and no access to these spans a call that could reach them again: they
     // skip the runtime exclusivity checks, which are made several times for every message.
-    private let core: VarlinkServerCore<Service>
+    private let port: VarlinkServerPort
     /// Stands for the peer's credentials when the channel is not a socket.
     private let givenCredentials: PeerCredentials?
+    @exclusivity(unchecked) private var endpoint: VarlinkEndpoint?
     @exclusivity(unchecked) private var connection: VarlinkConnection?
-    @exclusivity(unchecked) private var client: Service.Client?
     /// Received bytes not yet consumed as complete messages.
     @exclusivity(unchecked) private var pending: ByteBuffer?
     /// Where the frame at the start of `pending` ends.
@@ -23,10 +24,10 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
     /// Between a `channelRead` and the `channelReadComplete` that ends its read burst.
     @exclusivity(unchecked) private var inReadBurst = false
 
-    init(core: VarlinkServerCore<Service>, credentials: PeerCredentials?) {
-        self.core = core
+    init(port: VarlinkServerPort, credentials: PeerCredentials?) {
+        self.port = port
         self.givenCredentials = credentials
-        self.scanner = VarlinkFrameScanner(maxFrameSize: core.limits.maxMessageSize)
+        self.scanner = VarlinkFrameScanner(maxFrameSize: port.limits.maxMessageSize)
     }
 
     package func channelActive(context: ChannelHandlerContext) {
@@ -36,15 +37,15 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
         credentials.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let credentials):
-                if let (connection, client) = core.open(context: context, credentials: credentials) {
-                    self.connection = connection
-                    self.client = client
+                if let endpoint = port.admit(context, credentials) {
+                    self.endpoint = endpoint
+                    self.connection = endpoint.connection
                     processPending()
                 } else {
                     refuse(channel)
                 }
             case .failure(let error):
-                core.logger.warning("cannot read the peer credentials: \(error)")
+                port.logger.warning("cannot read the peer credentials: \(error)")
                 refuse(channel)
             }
         }
@@ -60,10 +61,10 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
     package func channelInactive(context: ChannelHandlerContext) {
         endReadBurst()
         pending = nil
-        if let connection, let client {
+        if let endpoint {
+            self.endpoint = nil
             self.connection = nil
-            self.client = nil
-            core.closed(connection, client: client)
+            endpoint.closed()
         }
         context.fireChannelInactive()
     }
@@ -71,7 +72,7 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if !inReadBurst {
             inReadBurst = true
-            core.tick.readBurstBegan()
+            port.tick.readBurstBegan()
         }
         guard !refused && !failed else { return }
         var bytes = unwrapInboundIn(data)
@@ -118,27 +119,29 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
     private func endReadBurst() {
         guard inReadBurst else { return }
         inReadBurst = false
-        core.tick.readBurstEnded()
+        port.tick.readBurstEnded()
     }
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {
         let writable = context.channel.isWritable
         // A peer that does not read its replies is not read from either.
         context.channel.setOption(.autoRead, value: writable).whenFailure { _ in }
-        if writable, let connection, let client {
-            core.service.connectionBecameWritable(connection, client: client)
+        if writable, let endpoint {
+            endpoint.becameWritable()
         }
         context.fireChannelWritabilityChanged()
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        core.logger.debug("connection error: \(error)", metadata: ["connection": "\(connection?.id ?? 0)"])
+        port.logger.debug("connection error: \(error)", metadata: ["connection": "\(connection?.id ?? 0)"])
         context.close(promise: nil)
     }
 
     private func processPending() {
-        guard let connection, let client else { return }
-        scanner.maxFrameSize = core.limits.maxMessageSize
+        guard let endpoint else { return }
+        let connection = endpoint.connection
+        let maxMessageSize = port.limits.maxMessageSize
+        scanner.maxFrameSize = maxMessageSize
         while !connection.isClosed, var buffer = pending {
             let readable = buffer.readableBytes
             let scan = buffer.withUnsafeReadableBytes { scanner.scan($0) }
@@ -150,7 +153,7 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
                 pending = nil
                 failed = true
                 connection.fail(
-                    .protocolError("message longer than the limit of \(core.limits.maxMessageSize) bytes"),
+                    .protocolError("message longer than the limit of \(maxMessageSize) bytes"),
                     logMessage: "message longer than maxMessageSize"
                 )
                 return
@@ -169,10 +172,10 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
             buffer.moveReaderIndex(forwardBy: end + 1)
             pending = buffer.readableBytes > 0 ? buffer : nil
             let handled = frame.withUnsafeReadableBytes { raw in
-                core.dispatch(frame: UnsafeRawBufferPointer(rebasing: raw[0..<end]), on: connection, client: client)
+                endpoint.dispatchFrame(UnsafeRawBufferPointer(rebasing: raw[0..<end]))
             }
             if handled { continue }
-            let limits = core.jsonLimits
+            let limits = port.jsonLimits
             let parsed: Result<VarlinkCall, VarlinkError> = frame.withUnsafeReadableBytes { raw in
                 Result { () throws(VarlinkError) in
                     try VarlinkCall(parsing: UnsafeRawBufferPointer(rebasing: raw[0..<end]), limits: limits)
@@ -180,7 +183,7 @@ package final class VarlinkChannelHandler<Service: VarlinkService>: ChannelInbou
             }
             switch parsed {
             case .success(let call):
-                core.dispatch(call, on: connection, client: client)
+                endpoint.dispatchCall(call)
             case .failure(let error):
                 pending = nil
                 failed = true

@@ -76,12 +76,10 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     /// Where clients connect, `unix:PATH`.
     package let address: String
     let logger: Logger
-    let tick: VarlinkTick
-    // The state below is used on the event loop only, and no access to it spans a call that could reach it again;
-    // the properties read for every call skip the runtime exclusivity checks (`@exclusivity(unchecked)`), which
-    // were a tenth of a Get's instructions.
-    @exclusivity(unchecked) package private(set) var limits: VarlinkServerLimits
-    @exclusivity(unchecked) private(set) var jsonLimits: JSONLimits
+    let tick: ServiceTick<Service>
+    /// What the channel handlers share.
+    let port: VarlinkServerPort
+    package var limits: VarlinkServerLimits { port.limits }
     private let ownUID = getuid()
     private let interfaces: VarlinkInterfaceTable
 
@@ -101,25 +99,21 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         self.service = service
         self.info = info
         self.address = address
-        self.limits = limits
-        self.jsonLimits = limits.jsonLimits
         self.logger = logger
         self.interfaces = try VarlinkInterfaceTable(service: service.interfaceDescriptions)
-        let tick = VarlinkTick(eventLoop: eventLoop)
+        let tick = ServiceTick(eventLoop: eventLoop, service: service)
         self.tick = tick
-        tick.install(
-            VarlinkTick.Hooks(
-                serviceWork: { [unowned service] in service.tickEnded() },
-                batches: { [unowned service] in service.batchesAtEndOfTick }
-            )
-        )
+        port = VarlinkServerPort(tick: tick, logger: logger, limits: limits)
+        // The core owns the port and outlives every connection.
+        port.admit = { [unowned(unsafe) self] context, credentials in
+            self.open(context: context, credentials: credentials)
+        }
         service.attached(to: VarlinkServerContext(eventLoop: eventLoop, address: address, tick: tick))
     }
 
     /// Applies new limits to the connections that exist and those to come.
     package func update(limits newLimits: VarlinkServerLimits) {
-        limits = newLimits
-        jsonLimits = newLimits.jsonLimits
+        port.update(limits: newLimits)
         for connection in connections.values {
             try? connection.channel.syncOptions?.setOption(.writeBufferWaterMark, value: newLimits.waterMark)
         }
@@ -127,14 +121,14 @@ package final class VarlinkServerCore<Service: VarlinkService> {
 
     /// The handler a new channel's pipeline reads with. `credentials` stands for the peer's when the channel is
     /// not a socket (in-process tests).
-    package func makeHandler(credentials: PeerCredentials? = nil) -> VarlinkChannelHandler<Service> {
-        VarlinkChannelHandler(core: self, credentials: credentials)
+    package func makeHandler(credentials: PeerCredentials? = nil) -> VarlinkChannelHandler {
+        VarlinkChannelHandler(port: port, credentials: credentials)
     }
 
     // MARK: Connections
 
     /// Admits a connection, or returns `nil` (and logs why) when its uid is not served or over its limit.
-    func open(context: ChannelHandlerContext, credentials: PeerCredentials) -> (VarlinkConnection, Service.Client)? {
+    private func open(context: ChannelHandlerContext, credentials: PeerCredentials) -> VarlinkEndpoint? {
         guard credentials.uid == ownUID || limits.allowedUIDs.contains(credentials.uid) else {
             logger.notice(
                 "refusing connection of a uid that is not served",
@@ -163,7 +157,16 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         )
         connections[id] = connection
         try? context.channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.waterMark)
-        return (connection, service.connectionOpened(connection))
+        let client = service.connectionOpened(connection)
+        return VarlinkEndpoint(
+            connection: connection,
+            dispatchFrame: { [unowned(unsafe) self] in self.dispatch(frame: $0, on: connection, client: client) },
+            dispatchCall: { [unowned(unsafe) self] in self.dispatch($0, on: connection, client: client) },
+            closed: { [unowned(unsafe) self] in self.closed(connection, client: client) },
+            becameWritable: { [unowned(unsafe) self] in
+                self.service.connectionBecameWritable(connection, client: client)
+            }
+        )
     }
 
     func closed(_ connection: VarlinkConnection, client: Service.Client) {
@@ -189,7 +192,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     /// method name is not checked here: services answer only their own methods (see
     /// ``VarlinkCallView/methodIs(_:)``).
     func dispatch(frame: UnsafeRawBufferPointer, on connection: VarlinkConnection, client: Service.Client) -> Bool {
-        guard let call = VarlinkCallView(parsing: frame, limits: jsonLimits) else { return false }
+        guard let call = VarlinkCallView(parsing: frame, limits: port.jsonLimits) else { return false }
         if connection.isStreaming && !call.oneway { return false }
         connection.callBegins(oneway: call.oneway)
         defer { connection.discardsReplies = false }

@@ -3,18 +3,10 @@ import NIOCore
 /// The end of an event-loop tick, shared by a server's connections: the connections with output to write, and the
 /// ``TickStateMachine`` that decides when the service's end-of-tick work and the writes run.
 ///
-/// Used on the server's event loop only.
-final class VarlinkTick {
-    /// The work and writes of one end of tick.
-    struct Hooks {
-        /// The service's end-of-tick work: commit, then fan out.
-        var serviceWork: () -> Void
-        /// Whether the service's pending work is better done once for the whole tick.
-        var batches: () -> Bool
-    }
-
+/// Used on the server's event loop only. The service's part of the end of tick is what a subclass
+/// (``ServiceTick``) overrides: the connections see only this class.
+class VarlinkTick {
     private let eventLoop: any EventLoop
-    private var hooks = Hooks(serviceWork: {}, batches: { false })
     // Used for every call; no access spans a call that could reach it again, so the runtime's exclusivity checks
     // are skipped.
     @exclusivity(unchecked) private var machine = TickStateMachine()
@@ -24,16 +16,17 @@ final class VarlinkTick {
         self.eventLoop = eventLoop
     }
 
-    /// Set once by the server before the first connection.
-    func install(_ hooks: Hooks) {
-        self.hooks = hooks
-    }
+    /// The service's end-of-tick work: commit, then fan out.
+    func serviceWork() {}
+
+    /// Whether the service's pending work is better done once for the whole tick.
+    var serviceBatches: Bool { false }
 
     /// The connections whose output is written at the end of this tick.
-    var queuedConnections: [VarlinkConnection] { queue }
+    final var queuedConnections: [VarlinkConnection] { queue }
 
     /// `connection` has output to write.
-    func outputQueued(on connection: VarlinkConnection) {
+    final func outputQueued(on connection: VarlinkConnection) {
         if !connection.isQueuedForFlush {
             connection.isQueuedForFlush = true
             queue.append(connection)
@@ -42,16 +35,16 @@ final class VarlinkTick {
     }
 
     /// The service has work for the end of the tick.
-    func workQueued() {
+    final func workQueued() {
         perform(machine.workQueued())
     }
 
-    func readBurstBegan() {
+    final func readBurstBegan() {
         machine.readBurstBegan()
     }
 
-    func readBurstEnded() {
-        perform(machine.readBurstEnded(batches: machine.state == .waitingForReads && hooks.batches()))
+    final func readBurstEnded() {
+        perform(machine.readBurstEnded(batches: machine.isWaitingForReads && serviceBatches))
     }
 
     private func perform(_ action: TickStateMachine.Action) {
@@ -67,7 +60,7 @@ final class VarlinkTick {
 
     private func run() {
         machine.endOfTickBegan()
-        hooks.serviceWork()
+        serviceWork()
         let next = machine.serviceWorkEnded()
         let connections = queue
         queue.removeAll(keepingCapacity: true)
@@ -76,4 +69,21 @@ final class VarlinkTick {
             connection.flush()
         }
     }
+}
+
+/// The end of tick of a server of `Service`.
+final class ServiceTick<Service: VarlinkService>: VarlinkTick {
+    /// The server's core owns both the service and this tick, and outlives every end of tick.
+    private unowned(unsafe) let service: Service
+
+    init(eventLoop: any EventLoop, service: Service) {
+        self.service = service
+        super.init(eventLoop: eventLoop)
+    }
+
+    override func serviceWork() {
+        service.tickEnded()
+    }
+
+    override var serviceBatches: Bool { service.batchesAtEndOfTick }
 }
