@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeaconBlockingClient
+import BeaconProtocol
 
 /// `beaconctl`: inspect and drive the Beacon bus from a terminal or a shell script.
 @main
@@ -23,7 +24,7 @@ struct Beaconctl: ParsableCommand {
 
             \(ExitStatus.helpText)
             """,
-        version: "0.1.0",
+        version: BeaconVersion.current,
         subcommands: [
             StatusCommand.self, ListCommand.self, TreeCommand.self, GetCommand.self, SetCommand.self,
             UnsetCommand.self, WatchCommand.self, MonitorCommand.self, PostCommand.self, WaitCommand.self,

@@ -8,7 +8,7 @@ import BeaconProtocol
 
 extension BeaconBus {
     /// The software version reported by GetInfo and Status.
-    package static let softwareVersion = "0.1.0"
+    package static var softwareVersion: String { BeaconVersion.current }
 
     func replyStatus(to client: BusClient) {
         client.connection.reply(["status": .object(status())])

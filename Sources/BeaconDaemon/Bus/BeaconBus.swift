@@ -113,6 +113,13 @@ package final class BeaconBus: VarlinkService {
         commitAndPublish()
     }
 
+    package func error(refusing reason: VarlinkRefusal) -> VarlinkError {
+        switch reason {
+        case .uidNotServed: .permissionDenied()
+        case .connectionLimit(let maximum): BusError.limitExceeded("maxConnectionsPerUid", maximum: maximum)
+        }
+    }
+
     package func connectionBecameWritable(_ connection: VarlinkConnection, client: BusClient) {
         guard let subscription = client.subscription else { return }
         fanOut.deliverBacklog(subscription, version: table.version)

@@ -37,12 +37,13 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         credentials.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let credentials):
-                if let endpoint = port.admit(context, credentials) {
+                switch port.admit(context, credentials) {
+                case .success(let endpoint):
                     self.endpoint = endpoint
                     self.connection = endpoint.connection
                     processPending()
-                } else {
-                    refuse(channel)
+                case .failure(let error):
+                    refuse(context, with: error)
                 }
             case .failure(let error):
                 port.logger.warning("cannot read the peer credentials: \(error)")
@@ -56,6 +57,19 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         refused = true
         pending = nil
         channel.close(promise: nil)
+    }
+
+    /// Sends `error`, then closes: a refused client learns why.
+    private func refuse(_ context: ChannelHandlerContext, with error: VarlinkError) {
+        refused = true
+        pending = nil
+        var bytes: [UInt8] = []
+        VarlinkReply(error: error).encode(into: &bytes)
+        bytes.append(0)
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(context.channel.allocator.buffer(bytes: bytes))).assumeIsolated().whenComplete {
+            _ in channel.close(promise: nil)
+        }
     }
 
     package func channelInactive(context: ChannelHandlerContext) {

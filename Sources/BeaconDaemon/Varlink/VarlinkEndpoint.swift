@@ -41,8 +41,11 @@ final class VarlinkServerPort {
     // Read for every call; used on the event loop only.
     @exclusivity(unchecked) private(set) var limits: VarlinkServerLimits
     @exclusivity(unchecked) private(set) var jsonLimits: JSONLimits
-    /// Admits a connection, or returns `nil` when it is refused. Set once by the core, before the first connection.
-    var admit: (ChannelHandlerContext, PeerCredentials) -> VarlinkEndpoint? = { _, _ in nil }
+    /// Admits a connection, or returns the error to send before closing it. Set once by the core, before the first
+    /// connection.
+    var admit: (ChannelHandlerContext, PeerCredentials) -> Result<VarlinkEndpoint, VarlinkError> = { _, _ in
+        .failure(.permissionDenied())
+    }
 
     init(tick: VarlinkTick, logger: Logger, limits: VarlinkServerLimits) {
         self.tick = tick

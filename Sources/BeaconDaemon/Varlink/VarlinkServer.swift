@@ -101,7 +101,7 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
             )
         }.get()
         let bootstrap = ServerBootstrap(group: eventLoop)
-            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.backlog, value: listenBacklog)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -117,6 +117,7 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
             let channel: any Channel
             do {
                 channel = try await bootstrap.withBoundSocket(fd).get()
+                try relisten(fd)
             } catch {
                 close(fd)
                 unlink(path)
@@ -132,6 +133,12 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
             )
         case .descriptor(let fd):
             let channel = try await bootstrap.withBoundSocket(fd).get()
+            do {
+                try relisten(fd)
+            } catch {
+                try? await channel.close()
+                throw error
+            }
             return VarlinkServer(
                 eventLoop: eventLoop,
                 address: address,
@@ -180,6 +187,18 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
         return address
     }
 
+    /// The listen queue of a socket the server binds. Glibc's `SOMAXCONN` is 128, too few for a session's
+    /// clients starting together; the kernel caps this at `net.core.somaxconn` (4096 by default).
+    static var listenBacklog: Int32 { 4096 }
+
+    /// Sets the listen queue of `fd` again: NIO's adoption of a bound socket calls `listen` with a queue of 128,
+    /// whatever the channel's backlog option or the service manager's `Backlog=` said.
+    private static func relisten(_ fd: Int32) throws {
+        guard listen(fd, listenBacklog) == 0 else {
+            throw VarlinkServerError(message: "cannot listen: \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// A listening Unix stream socket bound to `path`, with mode 0600.
     static func bindListeningSocket(_ path: String) throws -> Int32 {
         func failure(_ what: String) -> VarlinkServerError {
@@ -200,7 +219,7 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
             close(fd)
             throw error
         }
-        guard chmod(path, 0o600) == 0, listen(fd, SOMAXCONN) == 0 else {
+        guard chmod(path, 0o600) == 0, listen(fd, listenBacklog) == 0 else {
             let error = failure("chmod or listen on")
             close(fd)
             unlink(path)

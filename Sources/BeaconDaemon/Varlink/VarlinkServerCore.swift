@@ -127,14 +127,18 @@ package final class VarlinkServerCore<Service: VarlinkService> {
 
     // MARK: Connections
 
-    /// Admits a connection, or returns `nil` (and logs why) when its uid is not served or over its limit.
-    private func open(context: ChannelHandlerContext, credentials: PeerCredentials) -> VarlinkEndpoint? {
+    /// Admits a connection, or returns the error that says why not (and logs it) when its uid is not served or
+    /// over its limit.
+    private func open(
+        context: ChannelHandlerContext,
+        credentials: PeerCredentials
+    ) -> Result<VarlinkEndpoint, VarlinkError> {
         guard credentials.uid == ownUID || limits.allowedUIDs.contains(credentials.uid) else {
             logger.notice(
                 "refusing connection of a uid that is not served",
                 metadata: ["uid": "\(credentials.uid)", "pid": "\(credentials.pid)"]
             )
-            return nil
+            return .failure(service.error(refusing: .uidNotServed(credentials.uid)))
         }
         let count = connectionsPerUID[credentials.uid, default: 0]
         guard count < limits.maxConnectionsPerUid else {
@@ -142,7 +146,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
                 "refusing connection: maxConnectionsPerUid reached",
                 metadata: ["uid": "\(credentials.uid)", "limit": "\(limits.maxConnectionsPerUid)"]
             )
-            return nil
+            return .failure(service.error(refusing: .connectionLimit(maximum: limits.maxConnectionsPerUid)))
         }
         connectionsPerUID[credentials.uid] = count + 1
         let id = nextConnectionID
@@ -158,15 +162,16 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         connections[id] = connection
         try? context.channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.waterMark)
         let client = service.connectionOpened(connection)
-        return VarlinkEndpoint(
-            connection: connection,
-            dispatchFrame: { [unowned(unsafe) self] in self.dispatch(frame: $0, on: connection, client: client) },
-            dispatchCall: { [unowned(unsafe) self] in self.dispatch($0, on: connection, client: client) },
-            closed: { [unowned(unsafe) self] in self.closed(connection, client: client) },
-            becameWritable: { [unowned(unsafe) self] in
-                self.service.connectionBecameWritable(connection, client: client)
-            }
-        )
+        return .success(
+            VarlinkEndpoint(
+                connection: connection,
+                dispatchFrame: { [unowned(unsafe) self] in self.dispatch(frame: $0, on: connection, client: client) },
+                dispatchCall: { [unowned(unsafe) self] in self.dispatch($0, on: connection, client: client) },
+                closed: { [unowned(unsafe) self] in self.closed(connection, client: client) },
+                becameWritable: { [unowned(unsafe) self] in
+                    self.service.connectionBecameWritable(connection, client: client)
+                }
+            ))
     }
 
     func closed(_ connection: VarlinkConnection, client: Service.Client) {

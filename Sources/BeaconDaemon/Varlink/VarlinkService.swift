@@ -30,6 +30,14 @@ package struct VarlinkServerContext {
     }
 }
 
+/// Why a server refused a connection.
+package enum VarlinkRefusal: Sendable, Hashable {
+    /// The peer's uid is neither the server's own nor one of ``VarlinkServerLimits/allowedUIDs``.
+    case uidNotServed(UInt32)
+    /// The peer's uid holds ``VarlinkServerLimits/maxConnectionsPerUid`` connections already.
+    case connectionLimit(maximum: Int)
+}
+
 /// The methods of one or more varlink interfaces, served by a ``VarlinkServer``.
 ///
 /// Every requirement is called on the server's event loop, one at a time. A call is answered before
@@ -74,6 +82,9 @@ package protocol VarlinkService: AnyObject, SendableMetatype {
 
     /// The connection's queued output went below the low watermark again.
     func connectionBecameWritable(_ connection: VarlinkConnection, client: Client)
+
+    /// The error a refused client is sent before its connection is closed.
+    func error(refusing reason: VarlinkRefusal) -> VarlinkError
 }
 
 extension VarlinkService {
@@ -83,6 +94,7 @@ extension VarlinkService {
     package func tickEnded() {}
     package var batchesAtEndOfTick: Bool { false }
     package func connectionBecameWritable(_ connection: VarlinkConnection, client: Client) {}
+    package func error(refusing reason: VarlinkRefusal) -> VarlinkError { .permissionDenied() }
 }
 
 extension VarlinkService where Client == Void {

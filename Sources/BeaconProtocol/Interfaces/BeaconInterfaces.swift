@@ -9,8 +9,9 @@ public enum BeaconInterfaces {
         #
         # Interface-specific errors live in their interface (io.beacon.Properties.KeyNotFound, ...).
         # The standard org.varlink.service errors (InterfaceNotFound, MethodNotFound, InvalidParameter,
-        # ExpectedMore) are used with their standard meaning. Connections of users the daemon does not serve,
-        # and connections beyond limits.maxConnectionsPerUid, are closed without a message.
+        # ExpectedMore) are used with their standard meaning. A connection of a user the daemon does not serve
+        # gets org.varlink.service.PermissionDenied, and one beyond limits.maxConnectionsPerUid gets
+        # LimitExceeded (limit "maxConnectionsPerUid"), before the daemon closes it.
         interface io.beacon
 
         # The peer sent something that is not a valid varlink message: not UTF-8, not JSON, nested deeper

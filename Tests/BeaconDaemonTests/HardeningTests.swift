@@ -1,0 +1,51 @@
+import BeaconProtocol
+import BeaconTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+@Suite("Hardening: what one client does does not hurt another")
+struct HardeningTests {
+    @Test("a connection over maxConnectionsPerUid is told LimitExceeded before it is closed; the others are served")
+    func refusedConnectionHearsWhy() throws {
+        let daemon = try TestDaemon(arguments: ["--limits-max-connections-per-uid", "2"])
+        let first = try daemon.connect()
+        let second = try daemon.connect()
+        #expect(try first.set("held", 1) > 0)
+        let refused = try daemon.connect()
+        let reply = try refused.receive()
+        #expect(reply.error == "io.beacon.LimitExceeded")
+        #expect(reply["limit"] == "maxConnectionsPerUid")
+        #expect(reply["maximum"] == 2)
+        #expect(refused.waitForClose())
+        #expect(try second.set("held", 2) > 0)
+    }
+
+    @Test("200 clients connecting at once while the daemon accepts none are all queued, none refused with EAGAIN")
+    func listenBacklog() throws {
+        let daemon = try TestDaemon()
+        let pid = daemon.pid
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        var descriptors: [Int32] = []
+        defer { for fd in descriptors { close(fd) } }
+        var failures: [String] = []
+        for _ in 0..<200 {
+            let fd = socket(
+                AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            try #require(fd >= 0)
+            descriptors.append(fd)
+            let result = try withUnixSocketAddress(daemon.socketPath) { connect(fd, $0, $1) }
+            if result != 0 && errno != EINPROGRESS { failures.append(String(cString: strerror(errno))) }
+        }
+        #expect(failures.isEmpty, "\(failures.count) connects failed: \(Set(failures))")
+        kill(pid, SIGCONT)
+        // Served once it runs again.
+        let client = try daemon.connect()
+        #expect(try client.set("after.burst", true) > 0)
+    }
+}
