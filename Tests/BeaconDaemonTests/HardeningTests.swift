@@ -49,3 +49,19 @@ struct HardeningTests {
         #expect(try client.set("after.burst", true) > 0)
     }
 }
+
+@Suite("Watchdog")
+struct WatchdogTests {
+    @Test("under WatchdogSec the daemon pings from its event loop, again and again, while it serves")
+    func pingsFromTheLoop() throws {
+        // WATCHDOG_PID is left unset: the pings are for whichever process reads WATCHDOG_USEC.
+        let daemon = try TestDaemon(environment: ["WATCHDOG_USEC": "200000"])
+        let notify = try #require(daemon.notify)
+        let first = try notify.wait(for: "WATCHDOG=1", alive: { daemon.isRunning })
+        let second = try notify.wait(for: "WATCHDOG=1", after: first + 1, alive: { daemon.isRunning })
+        #expect(second > first)
+        #expect(daemon.log.contains("watchdog pings from the event loop"))
+        let client = try daemon.connect()
+        #expect(try client.set("watched.dog", true) > 0)
+    }
+}

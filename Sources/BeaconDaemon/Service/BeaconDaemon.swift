@@ -1,7 +1,8 @@
 import Logging
 
 /// The daemon's run: its services under a ServiceRunner. The `beacond` program does the process-wide set-up
-/// (allocator, logging, umask, file limit) and then calls ``run(configuration:load:logger:)``.
+/// (allocator, logging, umask, file limit) and then calls ``run(configuration:load:logger:)``. Under a systemd
+/// watchdog, the pings come from the event loop that serves clients (``BeaconDaemonService``).
 public enum BeaconDaemon {
     /// Reads the configuration from `arguments`, the environment and the configuration file.
     public static func loadConfiguration(arguments: [String]) async throws -> DaemonConfiguration {
@@ -16,10 +17,7 @@ public enum BeaconDaemon {
         logger: Logger
     ) async -> Int32 {
         let daemon = BeaconDaemonService(configuration: configuration, logger: logger)
-        var services: [any Service] = [daemon, ReloadService(daemon: daemon, load: load)]
-        if let watchdog = SystemdIntegration.watchdogService() {
-            services.append(watchdog)
-        }
+        let services: [any Service] = [daemon, ReloadService(daemon: daemon, load: load)]
         let runner = ServiceRunner(services: services, logger: logger)
         do {
             try await runner.run()

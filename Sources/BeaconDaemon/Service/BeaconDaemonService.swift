@@ -73,6 +73,7 @@ public final class BeaconDaemonService: Service, Sendable {
             metadata: ["address": "\(server.address)", "store": "\(configuration.storePath)"]
         )
         systemd.ready(status: "serving on \(server.address)")
+        let watchdog = systemd.startWatchdog(on: eventLoop)
         // What start-up allocated and freed (configuration, store contents) goes back to the system.
         Memory.releaseFree()
         let bridgeTask = Task {
@@ -105,6 +106,7 @@ public final class BeaconDaemonService: Service, Sendable {
 
         logger.info("shutting down")
         systemd.stopping()
+        watchdog?.cancel()
         bridges.shutdown()
         await bridgeTask.value
         await server.shutdown()

@@ -1,5 +1,6 @@
 import BeaconSystemd
 import Logging
+import NIOCore
 
 /// The daemon's conversation with the service manager: readiness, status, reload and stop notices, socket
 /// activation and the watchdog. Every call is a no-op when the daemon was not started by systemd.
@@ -38,26 +39,15 @@ struct SystemdIntegration: Sendable {
         notifier?.stopping()
     }
 
-    /// The watchdog service when systemd asked for pings, else `nil`.
-    static func watchdogService() -> WatchdogService? {
-        guard let interval = Watchdog.pingInterval(), let notifier = SystemdNotifier.fromEnvironment() else {
-            return nil
-        }
-        return WatchdogService(interval: interval, notifier: notifier)
-    }
-}
-
-/// Sends `WATCHDOG=1` at the interval systemd asked for, until graceful shutdown.
-public struct WatchdogService: Service {
-    let interval: Duration
-    let notifier: SystemdNotifier
-
-    public func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                notifier.watchdogPing()
-                try await Task.sleep(for: interval)
-            }
+    /// Sends `WATCHDOG=1` from `eventLoop` at the interval systemd asked for, when it asked; returns the task to
+    /// cancel at shutdown. The pings come from the loop that serves clients, so a loop that is stuck stops them
+    /// and systemd restarts the daemon.
+    func startWatchdog(on eventLoop: any EventLoop) -> RepeatedTask? {
+        guard let notifier, let interval = Watchdog.pingInterval() else { return nil }
+        let nanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
+        logger.debug("watchdog pings from the event loop", metadata: ["intervalUsec": "\(nanoseconds / 1000)"])
+        return eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(nanoseconds)) { _ in
+            notifier.watchdogPing()
         }
     }
 }
