@@ -65,3 +65,34 @@ struct WatchdogTests {
         #expect(try client.set("watched.dog", true) > 0)
     }
 }
+
+@Suite("Loading the store")
+struct StoreLoadingTests {
+    @Test("rows the bus could not have written are skipped, each with a log line; List and Watch still work")
+    func badRowsAreSkipped() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        try client.set("good.key", "kept")
+        #expect(daemon.terminate() == 0)
+        let path = daemon.directory + "/state/beacon/store.sqlite"
+        let statements = """
+            INSERT INTO property (key, value, version, modified, uid, pid, command)
+              VALUES ('bad key!', '1', 7, 0, 0, 0, NULL), ('caf\u{00E9}', '2', 8, 0, 0, 0, NULL),
+                     ('neg.version', '3', -4, 0, 0, 0, NULL), ('a..b', '4', 9, 0, 0, 0, NULL);
+            INSERT INTO tombstone (key, version, modified, uid, pid, command) VALUES ('.gone', 10, 0, 0, 0, NULL);
+            """
+        let result = try runProcess("/usr/bin/sqlite3", [path, statements])
+        try #require(result.status == 0, "sqlite3: \(result.errors)")
+
+        try daemon.start()
+        let again = try daemon.connect()
+        let list = try again.parameters("io.beacon.Properties.List")
+        #expect(list["properties"]?.elements.compactMap { $0["key"]?.stringValue } == ["good.key"])
+        let watch = try again.call("io.beacon.Properties.Watch", ["patterns": ["**"], "since": 0], more: true)
+        #expect(watch.error == nil)
+        #expect(watch["changes"]?.elements.compactMap { $0["key"]?.stringValue } == ["good.key"])
+        for key in ["bad key!", "caf\u{00E9}", "neg.version", "a..b", ".gone"] {
+            #expect(daemon.log.contains("skipping a stored row") && daemon.log.contains(key), "no log line for \(key)")
+        }
+    }
+}

@@ -45,7 +45,11 @@ package final class BeaconBus: VarlinkService {
         let contents = try storage.load { key in
             logger.error("stored value does not parse; ignoring it", metadata: ["key": "\(key)"])
         }
-        table.load(contents, now: startedUsec)
+        table.load(contents, now: startedUsec) { table, key, reason in
+            logger.error(
+                "skipping a stored row the bus could not have written",
+                metadata: ["table": "\(table)", "key": "\(key)", "reason": "\(reason)"])
+        }
         try writer.commit()
         logger.info(
             "store opened",

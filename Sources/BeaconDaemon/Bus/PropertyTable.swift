@@ -64,17 +64,37 @@ final class PropertyTable {
         self.historyLimit = historyLimit
     }
 
-    /// Fills the table from the store's contents. The ephemeral properties did not survive the restart: their
-    /// deletions are recorded for `since` replays. Queues store writes; commit them before serving.
-    func load(_ contents: StoreContents, now: Int64) {
+    /// Fills the table from the store's contents. A row that could not have been written by the bus (a key that is
+    /// not a valid key, a version below 1, a key both set and deleted) is skipped and reported to `skipped` with the
+    /// reason. The ephemeral properties did not survive the restart: their deletions are recorded for `since`
+    /// replays. Queues store writes; commit them before serving.
+    func load(
+        _ contents: StoreContents, now: Int64, skipped: (_ table: String, _ key: String, _ reason: String) -> Void
+    ) {
         var highest = contents.meta["versionCeiling"] ?? 0
         for property in contents.properties {
+            if let reason = Self.invalidity(of: property.key, version: property.version) {
+                skipped("property", property.key, reason)
+                continue
+            }
             entries[property.key] = Entry(
                 value: property.value, version: property.version, modifiedUsec: property.modifiedUsec,
                 origin: property.origin, ephemeralOwner: nil, markedEphemeral: false)
             highest = max(highest, property.version)
         }
         for tombstone in contents.tombstones {
+            if let reason = Self.invalidity(of: tombstone.key, version: tombstone.version) {
+                skipped("tombstone", tombstone.key, reason)
+                continue
+            }
+            // Versions are never handed out twice, so the row of the higher version is the later change.
+            if let entry = entries[tombstone.key], entry.version > tombstone.version {
+                skipped("tombstone", tombstone.key, "the key is also stored, with a later version")
+                continue
+            }
+            if entries.removeValue(forKey: tombstone.key) != nil {
+                skipped("property", tombstone.key, "the key is also deleted, with a later version")
+            }
             tombstones[tombstone.key] = Tombstone(
                 version: tombstone.version, modifiedUsec: tombstone.modifiedUsec, origin: tombstone.origin)
             highest = max(highest, tombstone.version)
@@ -84,6 +104,10 @@ final class PropertyTable {
         versionCeiling = highest
         for key in contents.ephemeralKeys {
             writer.record(.unmarkEphemeral(key: key))
+            guard Self.invalidity(of: key, version: 1) == nil else {
+                skipped("ephemeral", key, "not a valid key")
+                continue
+            }
             guard entries[key] == nil else { continue }
             let deletion = Tombstone(version: nextVersion(), modifiedUsec: now, origin: .daemon)
             tombstones[key] = deletion
@@ -94,6 +118,19 @@ final class PropertyTable {
         }
         raiseCeiling()
         committed()
+    }
+
+    /// Why a stored row of `key` at `version` cannot be the bus's; `nil` when it can.
+    static func invalidity(of key: String, version: Int64) -> String? {
+        guard version > 0 else { return "version \(version) is below 1" }
+        // Keys are ASCII: a non-ASCII name could equal a stored key by canonical equivalence.
+        guard key.utf8.allSatisfy({ $0 < 0x80 }) else { return "not a valid key: not ASCII" }
+        do {
+            _ = try PropertyKey(key, limits: KeyLimits(maxLength: Int.max, maxDepth: Int.max))
+            return nil
+        } catch {
+            return "not a valid key: \(error.reason)"
+        }
     }
 
     /// The next number of the daemon-wide version counter.
@@ -284,9 +321,8 @@ final class PropertyTable {
 
     // MARK: Reading
 
-    /// A key already validated when it was stored.
+    /// A key of the table: every one was validated when it was set, or when it was loaded (``load(_:now:skipped:)``).
     static func trustedKey(_ name: String) -> PropertyKey {
-        // Registry keys passed validation with limits at least as strict as these.
         (try? PropertyKey(name, limits: KeyLimits(maxLength: Int.max, maxDepth: Int.max)))!
     }
 
