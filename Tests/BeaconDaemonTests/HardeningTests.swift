@@ -96,3 +96,74 @@ struct StoreLoadingTests {
         }
     }
 }
+
+@Suite("A full disk")
+struct FullDiskTests {
+    /// A 2 MiB tmpfs mounted for the test's store; needs root.
+    final class SmallFilesystem {
+        let path: String
+
+        init() throws {
+            path = try makeTemporaryDirectory("beacon-full-disk")
+            let result = try runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", path])
+            guard result.status == 0 else { throw TestFailure("mount: \(result.errors)") }
+        }
+
+        deinit {
+            _ = try? runProcess("/bin/umount", [path])
+            rmdir(path)
+        }
+
+        /// Fills what is left with a file.
+        func fill() throws {
+            _ = try runProcess("/bin/dd", ["if=/dev/zero", "of=\(path)/filler", "bs=16k"])
+        }
+
+        func free() {
+            unlink(path + "/filler")
+        }
+    }
+
+    @Test(
+        "a full disk fails writes with StoreFailed, keeps serving reads, shows in Status, and recovers by itself",
+        .enabled(if: getuid() == 0, "mounting a small tmpfs needs root")
+    )
+    func fullDisk() throws {
+        let filesystem = try SmallFilesystem()
+        let daemon = try TestDaemon(arguments: ["--store-path", filesystem.path + "/store.sqlite"])
+        let client = try daemon.connect()
+        let watcher = try daemon.connect()
+        #expect(try watcher.call("io.beacon.Properties.Watch", ["patterns": ["disk.**"]], more: true).error == nil)
+        try client.set("disk.before", "kept")
+        _ = try watcher.receiveItems("changes", count: 1)
+        try filesystem.fill()
+
+        let big = JSONValue.string(String(repeating: "x", count: 16_000))
+        var failure: VarlinkReply?
+        var accepted = 0
+        for round in 0..<100 {
+            let reply = try client.call("io.beacon.Properties.Set", ["key": .string("disk.big\(round)"), "value": big])
+            if reply.error != nil {
+                failure = reply
+                break
+            }
+            accepted += 1
+        }
+        let failed = try #require(failure, "no Set failed on a full disk")
+        #expect(failed.error == "io.beacon.StoreFailed")
+        // The watcher saw exactly the accepted Sets, not the failed one.
+        _ = try watcher.receiveItems("changes", count: accepted)
+        #expect(try !watcher.hasPendingFrame(within: .milliseconds(200)))
+        let get = try client.parameters("io.beacon.Properties.Get", ["key": "disk.before"])
+        #expect(get["property"]?["value"] == "kept")
+        let status = try client.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
+        #expect(status["storeError"]?["reason"]?.stringValue?.isEmpty == false)
+
+        filesystem.free()
+        try client.set("disk.after", "written")
+        let recovered = try client.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
+        #expect(recovered["storeError"] == nil)
+        #expect(daemon.log.contains("the store takes writes again"))
+        #expect(daemon.terminate() == 0)
+    }
+}

@@ -33,6 +33,11 @@ extension BeaconBus {
             "sequence": .int(fanOut.sequence),
         ]
         status["lifecycle"] = .string(lifecycle.summary)
+        if let storeFailure {
+            status["storeError"] = .object([
+                "reason": .string(storeFailure.reason), "sinceUsec": .int(storeFailure.sinceUsec),
+            ])
+        }
         if !lifecycle.dbusBuses.isEmpty {
             status["bridge"] = .object(lifecycle.dbusBuses.mapValues { .string($0) })
         }

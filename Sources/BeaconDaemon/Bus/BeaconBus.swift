@@ -29,6 +29,8 @@ package final class BeaconBus: VarlinkService {
     var lifecycle = LifecycleBusState()
 
     var clients: [Int: BusClient] = [:]
+    /// The last commit failed, since when and why: reported by `Status` until a commit succeeds.
+    private(set) var storeFailure: (sinceUsec: Int64, reason: String)?
     /// Clients that began a stream in this tick: a failed commit ends their streams again.
     private var tickStreams: [BusClient] = []
     /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
@@ -149,11 +151,18 @@ package final class BeaconBus: VarlinkService {
     /// the same tick.
     private func commitAndPublish() {
         for _ in 0..<8 {
+            let writes = writer.hasPending
             do {
                 try writer.commit()
             } catch {
                 undoTick(error)
                 return
+            }
+            if writes, let failure = storeFailure {
+                storeFailure = nil
+                logger.notice(
+                    "the store takes writes again",
+                    metadata: ["failingSinceUsec": "\(failure.sinceUsec)", "lastError": "\(failure.reason)"])
             }
             table.committed()
             if !tickStreams.isEmpty { tickStreams.removeAll(keepingCapacity: true) }
@@ -166,7 +175,13 @@ package final class BeaconBus: VarlinkService {
     /// The commit of the tick failed: its changes are undone and not published, and its calls are answered with
     /// an error instead.
     private func undoTick(_ error: any Error) {
-        logger.error("store commit failed: \(error)", metadata: ["operations": "\(writer.pending.count)"])
+        // Logged when the store starts failing and when it recovers, not at every failed tick.
+        if storeFailure == nil {
+            logger.error(
+                "store commit failed; writes fail until it succeeds again: \(error)",
+                metadata: ["operations": "\(writer.pending.count)"])
+        }
+        storeFailure = (storeFailure?.sinceUsec ?? WallClock.nowUsec(), "\(error)")
         table.rollBack()
         fanOut.discardTick()
         let failure = BusError.storeFailed("\(error)")

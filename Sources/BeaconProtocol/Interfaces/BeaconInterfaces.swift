@@ -219,7 +219,15 @@ public enum BeaconInterfaces {
             lifecycle: ?string,
             # State of each bus the configured D-Bus bridge uses ("connected" or "disconnected: REASON");
             # absent when no bridge is configured.
-            bridge: ?[string]string
+            bridge: ?[string]string,
+            # Present while the store fails to take writes (a full disk, say): why, and since when. Reads are
+            # served meanwhile, and writes fail with io.beacon.StoreFailed until a commit succeeds again.
+            storeError: ?StoreErrorState
+        )
+
+        type StoreErrorState (
+            reason: string,
+            sinceUsec: int
         )
 
         type Client (
