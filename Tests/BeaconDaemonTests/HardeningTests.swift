@@ -167,3 +167,48 @@ struct FullDiskTests {
         #expect(daemon.terminate() == 0)
     }
 }
+
+@Suite("A store that lost its tail")
+struct LostTailTests {
+    enum Damage: String, CaseIterable, Sendable {
+        case truncated, overwritten
+    }
+
+    @Test(
+        "after a damaged write-ahead log no version is handed out twice, the loss is logged, and watchers resync",
+        arguments: Damage.allCases)
+    func lostTail(damage: Damage) throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        var last: Int64 = 0
+        for index in 0..<100 {
+            last = try client.set("tail.k\(index)", .int(Int64(index)))
+        }
+        daemon.kill()
+        let wal = daemon.directory + "/state/beacon/store.sqlite-wal"
+        var info = stat()
+        try #require(stat(wal, &info) == 0 && info.st_size > 4096, "no write-ahead log to damage")
+        switch damage {
+        case .truncated:
+            #expect(truncate(wal, info.st_size / 2) == 0)
+        case .overwritten:
+            let fd = open(wal, O_WRONLY)
+            try #require(fd >= 0)
+            // Bytes that look random to SQLite: a multiplicative hash of the offset.
+            let bytes = (0..<Int(info.st_size)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+            #expect(bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == bytes.count)
+            close(fd)
+        }
+
+        try daemon.start()
+        #expect(daemon.log.contains("the store lost committed changes"))
+        let again = try daemon.connect()
+        let kept = try again.parameters("io.beacon.Properties.List", ["prefix": "tail"])["properties"]?.elements ?? []
+        #expect(kept.count < 100)
+        #expect(try again.set("tail.after", true) > last)
+        let watch = try again.call(
+            "io.beacon.Properties.Watch", ["patterns": ["tail.**"], "since": .int(last)], more: true)
+        #expect(watch["resync"] == true)
+        #expect(watch["changes"]?.elements.count == kept.count + 1)
+    }
+}

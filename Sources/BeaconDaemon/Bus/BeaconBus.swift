@@ -17,6 +17,8 @@ package final class BeaconBus: VarlinkService {
     package let interfaceDescriptions: [(name: String, description: String)] = BeaconInterfaces.all
 
     let writer: StoreWriter
+    /// The ceiling and highest stored version, kept beside the store; `nil` when there is none.
+    let marker: VersionMarker?
     let table: PropertyTable
     let fanOut: FanOut
     let logger: Logger
@@ -36,23 +38,46 @@ package final class BeaconBus: VarlinkService {
     /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
     @exclusivity(unchecked) private var endOfTickRequested = false
 
-    /// Opens the bus on the contents of `storage`. Runs on the event loop.
-    init(storage: any PropertyStorage, limits: DaemonLimits, historyLimit: Int, logger: Logger) throws {
+    /// Opens the bus on the contents of `storage`, with the `marker` kept beside it. Runs on the event loop.
+    init(
+        storage: any PropertyStorage,
+        marker: VersionMarker? = nil,
+        limits: DaemonLimits,
+        historyLimit: Int,
+        logger: Logger
+    ) throws {
         self.writer = StoreWriter(storage: storage)
+        self.marker = marker
         self.table = PropertyTable(writer: writer, historyLimit: historyLimit)
         self.fanOut = FanOut(limits: limits, logger: logger)
         self.limits = limits
         self.logger = logger
         self.startedUsec = WallClock.nowUsec()
+        let recorded = marker?.read()
         let contents = try storage.load { key in
             logger.error("stored value does not parse; ignoring it", metadata: ["key": "\(key)"])
         }
-        table.load(contents, now: startedUsec) { table, key, reason in
+        let stored = table.load(contents, now: startedUsec) { table, key, reason in
             logger.error(
                 "skipping a stored row the bus could not have written",
                 metadata: ["table": "\(table)", "key": "\(key)", "reason": "\(reason)"])
         }
+        writer.opened(storedVersion: stored)
+        if let recorded {
+            if recorded.stored > stored {
+                logger.critical(
+                    "the store lost committed changes (a damaged or truncated write-ahead log?): it holds changes up to version \(stored), but changes up to \(recorded.stored) were committed; versions continue above \(recorded.ceiling), and watchers resync",
+                    metadata: ["store": "\(storage.path)", "marker": "\(marker?.path ?? "")"])
+                table.recoverLostTail(ceiling: recorded.ceiling)
+                writer.opened(storedVersion: recorded.stored)
+            } else {
+                table.continueAbove(ceiling: recorded.ceiling)
+            }
+        } else if let marker {
+            logger.info("no version marker yet; starting one", metadata: ["marker": "\(marker.path)"])
+        }
         try writer.commit()
+        recordMarker()
         logger.info(
             "store opened",
             metadata: [
@@ -60,6 +85,14 @@ package final class BeaconBus: VarlinkService {
                 "tombstones": "\(table.tombstones.count)", "version": "\(table.version)",
             ]
         )
+    }
+
+    /// Writes the ceiling and the highest stored version to the marker after a commit.
+    private func recordMarker() {
+        guard let marker else { return }
+        if !marker.record(VersionMarker.Contents(ceiling: table.versionCeiling, stored: writer.storedVersion)) {
+            logger.error("cannot write the version marker", metadata: ["marker": "\(marker.path)"])
+        }
     }
 
     /// Records, after a clean shutdown, that no version above the current one was handed out, so that the next
@@ -158,6 +191,7 @@ package final class BeaconBus: VarlinkService {
                 undoTick(error)
                 return
             }
+            if writes { recordMarker() }
             if writes, let failure = storeFailure {
                 storeFailure = nil
                 logger.notice(

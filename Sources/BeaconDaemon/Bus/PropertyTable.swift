@@ -51,7 +51,7 @@ final class PropertyTable {
     private(set) var historyFloor: Int64 = 0
     @exclusivity(unchecked) private(set) var version: Int64 = 0
     /// No version above this one is handed out before the store knows the new ceiling.
-    @exclusivity(unchecked) private var versionCeiling: Int64 = 0
+    @exclusivity(unchecked) private(set) var versionCeiling: Int64 = 0
     /// Keys of the ephemeral properties, by owning connection.
     private(set) var ephemeralKeys: [Int: Set<String>] = [:]
 
@@ -68,10 +68,13 @@ final class PropertyTable {
     /// not a valid key, a version below 1, a key both set and deleted) is skipped and reported to `skipped` with the
     /// reason. The ephemeral properties did not survive the restart: their deletions are recorded for `since`
     /// replays. Queues store writes; commit them before serving.
+    /// Returns the highest version of a row loaded.
+    @discardableResult
     func load(
         _ contents: StoreContents, now: Int64, skipped: (_ table: String, _ key: String, _ reason: String) -> Void
-    ) {
+    ) -> Int64 {
         var highest = contents.meta["versionCeiling"] ?? 0
+        var stored: Int64 = 0
         for property in contents.properties {
             if let reason = Self.invalidity(of: property.key, version: property.version) {
                 skipped("property", property.key, reason)
@@ -81,6 +84,8 @@ final class PropertyTable {
                 value: property.value, version: property.version, modifiedUsec: property.modifiedUsec,
                 origin: property.origin, ephemeralOwner: nil, markedEphemeral: false)
             highest = max(highest, property.version)
+            stored = max(stored, property.version)
+            stored = max(stored, property.version)
         }
         for tombstone in contents.tombstones {
             if let reason = Self.invalidity(of: tombstone.key, version: tombstone.version) {
@@ -98,6 +103,8 @@ final class PropertyTable {
             tombstones[tombstone.key] = Tombstone(
                 version: tombstone.version, modifiedUsec: tombstone.modifiedUsec, origin: tombstone.origin)
             highest = max(highest, tombstone.version)
+            stored = max(stored, tombstone.version)
+            stored = max(stored, tombstone.version)
         }
         historyFloor = contents.meta["historyFloor"] ?? 0
         version = highest
@@ -116,6 +123,25 @@ final class PropertyTable {
                     StoredTombstone(key: key, version: deletion.version, modifiedUsec: now, origin: .daemon))
             )
         }
+        raiseCeiling()
+        committed()
+        return stored
+    }
+
+    /// The store lost changes that clients may have seen (``VersionMarker``): the counter continues above
+    /// `ceiling`, the highest it may have reached, and every `since` from before now resyncs.
+    func recoverLostTail(ceiling: Int64) {
+        version = max(version, ceiling)
+        raiseCeiling()
+        historyFloor = version
+        writer.record(.setMeta(name: "historyFloor", value: historyFloor))
+        committed()
+    }
+
+    /// The counter continues above `ceiling`, a ceiling recorded outside the store.
+    func continueAbove(ceiling: Int64) {
+        guard ceiling > version else { return }
+        version = ceiling
         raiseCeiling()
         committed()
     }

@@ -17,6 +17,8 @@ final class StoreWriter {
     @exclusivity(unchecked) private(set) var pending: [StoreOperation] = []
     /// How many queued operations were committed (or discarded) and removed from the front of ``pending``.
     @exclusivity(unchecked) private(set) var settledCount = 0
+    /// The highest version of a property or tombstone row committed so far.
+    private(set) var storedVersion: Int64 = 0
 
     init(storage: any PropertyStorage) {
         self.storage = storage
@@ -53,5 +55,17 @@ final class StoreWriter {
             pending.removeAll(keepingCapacity: pending.count <= 4096)
         }
         try storage.commit(pending)
+        for operation in pending {
+            switch operation {
+            case .upsertProperty(let property): storedVersion = max(storedVersion, property.version)
+            case .upsertTombstone(let tombstone): storedVersion = max(storedVersion, tombstone.version)
+            default: break
+            }
+        }
+    }
+
+    /// The store held rows up to `version` when it was opened.
+    func opened(storedVersion version: Int64) {
+        storedVersion = max(storedVersion, version)
     }
 }

@@ -54,6 +54,7 @@ public final class BeaconDaemonService: Service, Sendable {
             ) {
                 try BeaconBus(
                     storage: store,
+                    marker: VersionMarker(path: configuration.storePath + "-version"),
                     limits: limits,
                     historyLimit: historyLimit,
                     logger: logger
