@@ -212,3 +212,50 @@ struct LostTailTests {
         #expect(watch["changes"]?.elements.count == kept.count + 1)
     }
 }
+
+@Suite("A damaged store")
+struct DamagedStoreTests {
+    enum Damage: String, CaseIterable, Sendable {
+        case notSQLite, corruptPages
+    }
+
+    @Test(
+        "a store that is not SQLite or fails the integrity check is set aside, and the daemon serves an empty one",
+        arguments: Damage.allCases)
+    func setAside(damage: Damage) throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        for index in 0..<300 {
+            try client.set("damage.k\(index)", .string(String(repeating: "v", count: 200)))
+        }
+        #expect(daemon.terminate() == 0)
+        let directory = daemon.directory + "/state/beacon"
+        let path = directory + "/store.sqlite"
+        let fd = open(path, O_WRONLY)
+        try #require(fd >= 0)
+        let garbage = [UInt8](repeating: 0xA5, count: 8192)
+        // Not SQLite: the header is gone. Corrupt pages: the header stays and pages after the first are overwritten.
+        let offset: off_t = damage == .notSQLite ? 0 : 4096
+        #expect(garbage.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, offset) } == garbage.count)
+        close(fd)
+
+        try daemon.start()
+        #expect(daemon.log.contains("it was set aside"))
+        let names = try #require(try? directoryEntries(directory))
+        #expect(names.contains { $0.hasPrefix("store.sqlite.damaged-") })
+        let again = try daemon.connect()
+        #expect(try again.parameters("io.beacon.Properties.List")["properties"]?.elements.isEmpty == true)
+        #expect(try again.set("damage.after", true) > 0)
+    }
+
+    private func directoryEntries(_ path: String) throws -> [String] {
+        guard let directory = opendir(path) else { throw TestFailure("opendir \(path)") }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            var name = entry.pointee.d_name
+            names.append(withUnsafeBytes(of: &name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+        }
+        return names
+    }
+}

@@ -25,10 +25,15 @@ public final class BeaconDaemonService: Service, Sendable {
         let store: PropertyStore
         let server: VarlinkServer<BeaconBus>
         do {
-            store = try PropertyStore(
+            let logger = self.logger
+            store = try PropertyStore.openSettingAsideDamage(
                 path: configuration.storePath,
                 synchronous: PropertyStore.Synchronous(rawValue: configuration.storeSynchronous) ?? .normal
-            )
+            ) { reason, movedTo in
+                logger.critical(
+                    "the store is damaged or not an SQLite database; it was set aside and an empty store started",
+                    metadata: ["reason": "\(reason)", "movedTo": "\(movedTo)"])
+            }
             let listener: VarlinkServer<BeaconBus>.Listener
             if let descriptor = systemd.listenDescriptor() {
                 listener = .descriptor(descriptor)
@@ -39,7 +44,6 @@ public final class BeaconDaemonService: Service, Sendable {
             }
             let limits = configuration.limits
             let historyLimit = configuration.historyLimit
-            let logger = self.logger
             server = try await VarlinkServer.start(
                 on: eventLoop,
                 listener: listener,

@@ -2,6 +2,12 @@ import BeaconProtocol
 import CSQLite
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// A persistent property as stored on disk.
 struct StoredProperty: Sendable {
     var key: String
@@ -68,6 +74,11 @@ final class PropertyStore: Sendable {
                 throw StoreError(code: SQLITE_ERROR, message: "could not activate WAL mode at path: \(path)")
             }
             try connection.execute("PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")")
+            // A damaged file is found now, not by the first query that reaches the damage.
+            let check = try connection.text("PRAGMA quick_check")
+            guard check == "ok" else {
+                throw StoreError(code: SQLITE_CORRUPT, message: "integrity check failed: \(check ?? "no answer")")
+            }
             try connection.transaction { connection in try connection.execute(Self.schema) }
         } catch {
             _ = connection.close()
@@ -78,6 +89,31 @@ final class PropertyStore: Sendable {
 
     deinit {
         _ = connection.withLock { $0.close() }
+    }
+
+    /// Opens the store at `path`; a file there that is not SQLite or fails the integrity check is moved aside,
+    /// with its write-ahead log, to `PATH.damaged-USEC`, and an empty store is started. `setAside` is told the
+    /// reason and the new path.
+    static func openSettingAsideDamage(
+        path: String,
+        synchronous: Synchronous,
+        setAside: (_ reason: String, _ movedTo: String) -> Void
+    ) throws -> PropertyStore {
+        do {
+            return try PropertyStore(path: path, synchronous: synchronous)
+        } catch let error as StoreError where error.isDamage {
+            let target = path + ".damaged-\(WallClock.nowUsec())"
+            for suffix in ["", "-wal", "-shm"] where access(path + suffix, F_OK) == 0 {
+                guard rename(path + suffix, target + suffix) == 0 else {
+                    throw StoreError(
+                        code: error.code,
+                        message:
+                            "\(error.message); cannot move \(path + suffix) aside: \(String(cString: strerror(errno)))")
+                }
+            }
+            setAside(error.description, target)
+            return try PropertyStore(path: path, synchronous: synchronous)
+        }
     }
 
     private static let schema = """
@@ -225,5 +261,11 @@ struct StoreError: Error, CustomStringConvertible {
 
     var description: String {
         "SQLite error \(code): \(message)" + (sql.map { " - while executing `\($0)`" } ?? "")
+    }
+
+    /// The file is not an SQLite database, or a damaged one.
+    var isDamage: Bool {
+        let primary = code & 0xff
+        return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT
     }
 }
