@@ -102,6 +102,11 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
         }.get()
         let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: listenBacklog)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(logger: logger))
+                }
+            }
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -284,6 +289,56 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
         // What the closing connections changed (ephemeral properties) is committed and published.
         try? await eventLoop.submit { core.value.service.tickEnded() }.get()
         try? await ownedGroup?.shutdownGracefully()
+    }
+}
+
+/// What the server does when `accept` fails, most often because the process or the system ran out of file
+/// descriptors: it stops accepting for a while instead of retrying at once, logs that once per interval, and goes
+/// on by itself. The connections waiting meanwhile stay in the listen queue.
+///
+/// NIO's own `AcceptBackoffHandler` delays the next read, but a failed accept leaves the listening socket's read
+/// pending and registered, so the event loop would retry at once, forever: this handler turns `autoRead` off,
+/// which unregisters the socket, and on again after the pause.
+final class AcceptPauseHandler: ChannelInboundHandler {
+    typealias InboundIn = any Channel
+    typealias InboundOut = any Channel
+
+    /// How long accepting pauses after a failure.
+    static let pause = TimeAmount.milliseconds(250)
+    /// At most one log line per this interval, with the number of failures since the last.
+    static let logInterval: UInt64 = 10_000_000_000
+
+    private let logger: Logger
+    private var lastLogged: NIODeadline?
+    private var failures = 0
+    private var paused = false
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let error = error as? IOError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        failures += 1
+        let now = NIODeadline.now()
+        if lastLogged.map({ now.uptimeNanoseconds - $0.uptimeNanoseconds >= Self.logInterval }) ?? true {
+            logger.error(
+                "cannot accept connections, pausing accept: \(error)",
+                metadata: ["failures": "\(failures)", "errno": "\(error.errnoCode)"])
+            lastLogged = now
+            failures = 0
+        }
+        guard !paused else { return }
+        paused = true
+        let channel = context.channel
+        channel.setOption(.autoRead, value: false).whenFailure { _ in }
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.pause) { [self] in
+            paused = false
+            channel.setOption(.autoRead, value: true).whenFailure { _ in }
+        }
     }
 }
 
