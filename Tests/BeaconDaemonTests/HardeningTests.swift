@@ -297,3 +297,38 @@ struct DescriptorExhaustionTests {
         #expect(reply.error == nil)
     }
 }
+
+@Suite("Replies a client does not read")
+struct UnreadRepliesTests {
+    static func residentKiB(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    @Test("a client pipelining Lists it never reads is no longer read from; memory stays bounded; others are served")
+    func unreadLists() throws {
+        let daemon = try TestDaemon()
+        let writer = try daemon.connect()
+        let value = JSONValue.string(String(repeating: "v", count: 60_000))
+        for index in 0..<40 {
+            try writer.set("big.k\(index)", value)
+        }
+        let baseline = try Self.residentKiB(daemon.pid)
+        // 200 Lists of 2.4 MB each: 480 MB of replies if the daemon answered them all.
+        let hostile = try daemon.connect()
+        let list = Array(#"{"method":"io.beacon.Properties.List","parameters":{"prefix":"big"}}"#.utf8) + [0]
+        let pipelined = Array([[UInt8]](repeating: list, count: 200).joined())
+        #expect(hostile.sendRaw(pipelined))
+
+        let bystander = try daemon.connect()
+        for _ in 0..<50 {
+            let reply = try bystander.call("io.beacon.Properties.Get", ["key": "big.k0"])
+            #expect(reply.error == nil)
+        }
+        let grown = try Self.residentKiB(daemon.pid) - baseline
+        #expect(grown < 64 * 1024, "the daemon grew by \(grown) KiB")
+        hostile.close()
+        #expect(try bystander.set("after.hostile", true) > 0)
+    }
+}

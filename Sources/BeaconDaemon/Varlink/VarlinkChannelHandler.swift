@@ -23,11 +23,18 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
     @exclusivity(unchecked) private var failed = false
     /// Between a `channelRead` and the `channelReadComplete` that ends its read burst.
     @exclusivity(unchecked) private var inReadBurst = false
+    /// The peer does not take its output: its calls wait, unread, until the output drains.
+    @exclusivity(unchecked) private var pausedForOutput = false
+    @exclusivity(unchecked) private var context: ChannelHandlerContext?
 
     init(port: VarlinkServerPort, credentials: PeerCredentials?) {
         self.port = port
         self.givenCredentials = credentials
         self.scanner = VarlinkFrameScanner(maxFrameSize: port.limits.maxMessageSize)
+    }
+
+    package func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
     }
 
     package func channelActive(context: ChannelHandlerContext) {
@@ -74,6 +81,7 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
 
     package func channelInactive(context: ChannelHandlerContext) {
         endReadBurst()
+        pausedForOutput = false
         pending = nil
         if let endpoint {
             self.endpoint = nil
@@ -139,11 +147,31 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
     package func channelWritabilityChanged(context: ChannelHandlerContext) {
         let writable = context.channel.isWritable
         // A peer that does not read its replies is not read from either.
-        context.channel.setOption(.autoRead, value: writable).whenFailure { _ in }
+        context.channel.setOption(.autoRead, value: writable && !pausedForOutput).whenFailure { _ in }
         if writable, let endpoint {
             endpoint.becameWritable()
+            if pausedForOutput { resumeAfterOutput() }
         }
         context.fireChannelWritabilityChanged()
+    }
+
+    /// Stops handling this connection's calls until its output drains: the calls already read wait in `pending`,
+    /// and no more are read.
+    private func pauseForOutput(_ connection: VarlinkConnection) {
+        guard !pausedForOutput else { return }
+        pausedForOutput = true
+        context?.channel.setOption(.autoRead, value: false).whenFailure { _ in }
+        connection.onDrained = { [weak self] in self?.resumeAfterOutput() }
+    }
+
+    private func resumeAfterOutput() {
+        guard pausedForOutput, let context, let connection, !connection.isClosed else { return }
+        pausedForOutput = false
+        connection.onDrained = nil
+        processPending()
+        if !pausedForOutput && context.channel.isWritable {
+            context.channel.setOption(.autoRead, value: true).whenFailure { _ in }
+        }
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -156,7 +184,12 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         let connection = endpoint.connection
         let maxMessageSize = port.limits.maxMessageSize
         scanner.maxFrameSize = maxMessageSize
+        let budget = port.limits.maxQueuedBytes
         while !connection.isClosed, var buffer = pending {
+            if connection.isBackedUp(budget: budget) {
+                pauseForOutput(connection)
+                return
+            }
             let readable = buffer.readableBytes
             let scan = buffer.withUnsafeReadableBytes { scanner.scan($0) }
             let end: Int

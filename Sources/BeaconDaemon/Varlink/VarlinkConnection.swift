@@ -89,6 +89,16 @@ package final class VarlinkConnection {
         return buffered + output.count + shared.reduce(0) { $0 + $1.readableBytes }
     }
 
+    /// Whether the output not yet taken by the peer reached `budget` bytes: then the connection's calls wait
+    /// until it drains. Checks the socket's watermark and this tick's output, not the exact byte count.
+    func isBackedUp(budget: Int) -> Bool {
+        !channel.isWritable || output.count >= budget
+    }
+
+    /// Called once, on the event loop, after a flush that left the connection writable; set by a reader that
+    /// stopped reading because the connection was backed up.
+    var onDrained: (() -> Void)?
+
     /// Sends a reply with `parameters`. A reply without `continues` ends a stream begun with ``beginStream()``.
     package func reply(_ parameters: [String: JSONValue], continues: Bool = false) {
         guard !discardsReplies else { return }
@@ -207,6 +217,7 @@ package final class VarlinkConnection {
         if shared.isEmpty && !closeAfterFlush && !output.isEmpty {
             // Only replies: one write that flushes.
             writeOutput(flushing: true)
+            if onDrained != nil { notifyDrained() }
             return
         }
         writeOutput()
@@ -219,11 +230,19 @@ package final class VarlinkConnection {
             markClosed()
             channel.close(promise: nil)
         }
+        notifyDrained()
+    }
+
+    private func notifyDrained() {
+        guard let onDrained, channel.isWritable else { return }
+        self.onDrained = nil
+        channel.eventLoop.assumeIsolated().execute(onDrained)
     }
 
     func markClosed() {
         isClosed = true
         output = []
         shared = []
+        onDrained = nil
     }
 }
