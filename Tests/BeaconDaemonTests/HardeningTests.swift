@@ -332,3 +332,78 @@ struct UnreadRepliesTests {
         #expect(try bystander.set("after.hostile", true) > 0)
     }
 }
+
+@Suite("Budgets per uid and unfinished messages")
+struct BudgetTests {
+    static func unfinished(_ count: Int) -> [UInt8] {
+        Array(#"{"method":"io.beacon.Properties.Set","parameters":{"key":"k","value":""#.utf8)
+            + [UInt8](repeating: UInt8(ascii: "x"), count: count)
+    }
+
+    @Test("a message left unfinished past limits.frameTimeoutMs gets ProtocolError and a closed connection")
+    func unfinishedMessageTimesOut() throws {
+        let daemon = try TestDaemon(arguments: ["--limits-frame-timeout-ms", "300"])
+        let slow = try daemon.connect()
+        #expect(slow.sendRaw(Self.unfinished(10)))
+        // One more byte now and then does not keep the message alive.
+        #expect(slow.sendRaw([UInt8(ascii: "x")]))
+        let reply = try slow.receive(timeout: .seconds(20))
+        #expect(reply.error == "io.beacon.ProtocolError")
+        #expect(slow.waitForClose())
+        #expect(daemon.log.contains("message unfinished after frameTimeout"))
+        let other = try daemon.connect()
+        #expect(try other.set("after.slow", true) > 0)
+    }
+
+    @Test("unfinished messages of one uid past limits.maxBytesPerUid: the connection that passes it is closed")
+    func unfinishedMessagesPerUid() throws {
+        let daemon = try TestDaemon(arguments: ["--limits-max-bytes-per-uid", "4000000"])
+        let bystander = try daemon.connect()
+        var clients: [VarlinkTestClient] = []
+        for _ in 0..<10 {
+            let client = try daemon.connect()
+            // A refused client may find its connection closed before it has sent everything.
+            _ = client.sendRaw(Self.unfinished(600_000))
+            clients.append(client)
+        }
+        // Six of them fit in 4 MB; the seventh passes the budget, and so do the ones after it.
+        for client in clients[6...] {
+            let reply = try client.receive(timeout: .seconds(20))
+            #expect(reply.error == "io.beacon.LimitExceeded")
+            #expect(reply["limit"] == "maxBytesPerUid")
+            #expect(client.waitForClose())
+        }
+        // The six kept connections finish their messages and are answered.
+        for client in clients[..<6] {
+            #expect(client.sendRaw(Array(#""}}"#.utf8) + [0]))
+            #expect(try client.receive(timeout: .seconds(20)).error == "io.beacon.Properties.ValueTooLarge")
+        }
+        #expect(try bystander.set("after.budget", true) > 0)
+    }
+
+    @Test("a Watch whose patterns would pass limits.maxBytesPerUid gets LimitExceeded and a closed connection")
+    func subscriptionsPerUid() throws {
+        let daemon = try TestDaemon(arguments: ["--limits-max-bytes-per-uid", "100000"])
+        let first = try daemon.connect()
+        let patterns = (0..<150).map { JSONValue.string("p\($0).**") }
+        #expect(try first.call("io.beacon.Properties.Watch", ["patterns": .array(patterns)], more: true).error == nil)
+        let second = try daemon.connect()
+        let reply = try second.call("io.beacon.Properties.Watch", ["patterns": .array(patterns)], more: true)
+        #expect(reply.error == "io.beacon.LimitExceeded")
+        #expect(second.waitForClose())
+        // The first one's charge goes back when it ends: a new Watch fits again.
+        first.close()
+        let observer = try daemon.connect()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let status = try observer.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
+            if status["subscriptions"]?.intValue == 0 { break }
+            usleep(10_000)
+        }
+        let third = try daemon.connect()
+        let answered =
+            try third.call("io.beacon.Properties.Watch", ["patterns": .array(patterns)], more: true)
+            .error == nil
+        #expect(answered)
+    }
+}

@@ -52,7 +52,7 @@ extension BeaconBus {
         )
         let current = fanOut.sequence
         let subscription = Subscription(kind: .observe, patterns: patterns, client: client, start: current)
-        addSubscription(subscription)
+        try addSubscription(subscription)
         client.connection.sendEncoded { buffer in
             StreamReply.noNotifications(sequence: current, into: &buffer)
         }

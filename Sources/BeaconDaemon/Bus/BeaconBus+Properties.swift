@@ -163,7 +163,7 @@ extension BeaconBus {
             resync = since != nil
             changes = table.snapshot(matching: matches)
         }
-        addSubscription(subscription)
+        try addSubscription(subscription)
         client.connection.sendEncoded { buffer in
             StreamReply.changes(
                 0..<Int32(changes.count), of: changes, includingOld: false, version: current, resync: resync,

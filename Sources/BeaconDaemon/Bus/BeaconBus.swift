@@ -156,6 +156,7 @@ package final class BeaconBus: VarlinkService {
         switch reason {
         case .uidNotServed: .permissionDenied()
         case .connectionLimit(let maximum): BusError.limitExceeded("maxConnectionsPerUid", maximum: maximum)
+        case .uidBudget(let maximum): BusError.limitExceeded("maxBytesPerUid", maximum: maximum)
         }
     }
 
@@ -276,10 +277,30 @@ package final class BeaconBus: VarlinkService {
             fanOut.remove(subscription)
             client.subscription = nil
         }
+        if client.chargedBytes > 0 {
+            server?.budget.release(client.chargedBytes, of: client.connection.credentials.uid)
+            client.chargedBytes = 0
+        }
         lifecycle.sleep.left(client.connection.id, logger: logger)
     }
 
-    func addSubscription(_ subscription: Subscription) {
+    /// What a subscription's index entries cost, charged to its uid: about 512 bytes a pattern besides its text.
+    static func cost(of patterns: [KeyPattern]) -> Int {
+        patterns.reduce(0) { $0 + 512 + $1.rawValue.utf8.count }
+    }
+
+    /// Starts `subscription`, or fails (and closes the connection after the error) when its uid's budget cannot
+    /// take it.
+    func addSubscription(_ subscription: Subscription) throws(VarlinkError) {
+        let client = subscription.client
+        let cost = Self.cost(of: subscription.patterns)
+        if let budget = server?.budget {
+            guard budget.charge(cost, to: client.connection.credentials.uid) else {
+                client.connection.close()
+                throw BusError.limitExceeded("maxBytesPerUid", maximum: budget.limit)
+            }
+            client.chargedBytes = cost
+        }
         fanOut.add(subscription)
         subscription.client.subscription = subscription
         streamBegan(subscription.client)

@@ -4,6 +4,8 @@ import BeaconProtocol
 package final class BusClient {
     unowned let connection: VarlinkConnection
     let origin: Origin
+    /// Bytes charged to the connection's uid for its subscription.
+    var chargedBytes = 0
     /// The Watch or Observe running on the connection.
     var subscription: Subscription?
 

@@ -90,6 +90,8 @@ public struct DaemonConfiguration: Sendable {
         limits.maxPatterns = try positive(reader, "limits.maxPatterns", limits.maxPatterns)
         limits.maxQueuedBytes = try positive(reader, "limits.maxQueuedBytes", limits.maxQueuedBytes)
         limits.maxConnectionsPerUid = try positive(reader, "limits.maxConnectionsPerUid", limits.maxConnectionsPerUid)
+        limits.maxBytesPerUid = try positive(reader, "limits.maxBytesPerUid", limits.maxBytesPerUid)
+        limits.frameTimeoutMs = try positive(reader, "limits.frameTimeoutMs", limits.frameTimeoutMs)
         let policy = reader.string(forKey: "limits.slowSubscriber", default: limits.slowSubscriber.rawValue)
         guard let slow = DaemonLimits.SlowSubscriberPolicy(rawValue: policy) else {
             throw ConfigurationError(key: "limits.slowSubscriber", reason: "expected coalesce or disconnect")

@@ -27,6 +27,10 @@ public struct DaemonLimits: Sendable, Hashable {
     /// The most connections one uid may hold at the same time.
     public var maxConnectionsPerUid: Int = 16384
     public var slowSubscriber: SlowSubscriberPolicy = .coalesce
+    /// The most memory one uid's connections may hold in unfinished messages and subscriptions, in bytes.
+    public var maxBytesPerUid: Int = 64 << 20
+    /// How long a message may stay unfinished before its connection is closed, in milliseconds.
+    public var frameTimeoutMs: Int = 30_000
 
     public init() {}
 

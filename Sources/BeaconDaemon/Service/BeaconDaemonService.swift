@@ -164,7 +164,9 @@ public final class BeaconDaemonService: Service, Sendable {
             maxJSONDepth: configuration.limits.maxJSONDepth,
             maxQueuedBytes: configuration.limits.maxQueuedBytes,
             maxConnectionsPerUid: configuration.limits.maxConnectionsPerUid,
-            allowedUIDs: Set(configuration.allowedUIDs)
+            allowedUIDs: Set(configuration.allowedUIDs),
+            maxBytesPerUid: configuration.limits.maxBytesPerUid,
+            frameTimeout: .milliseconds(configuration.limits.frameTimeoutMs)
         )
     }
 }

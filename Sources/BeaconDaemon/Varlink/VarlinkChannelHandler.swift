@@ -23,6 +23,11 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
     @exclusivity(unchecked) private var failed = false
     /// Between a `channelRead` and the `channelReadComplete` that ends its read burst.
     @exclusivity(unchecked) private var inReadBurst = false
+    /// Bytes of `pending` charged to the peer's uid.
+    @exclusivity(unchecked) private var chargedInput = 0
+    /// When the message at the start of `pending` began, while it is unfinished.
+    private var unfinishedSince: NIODeadline?
+    private var frameTimer: Scheduled<Void>?
     /// The peer does not take its output: its calls wait, unread, until the output drains.
     @exclusivity(unchecked) private var pausedForOutput = false
     @exclusivity(unchecked) private var context: ChannelHandlerContext?
@@ -82,6 +87,9 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
     package func channelInactive(context: ChannelHandlerContext) {
         endReadBurst()
         pausedForOutput = false
+        releaseInput()
+        frameTimer?.cancel()
+        frameTimer = nil
         pending = nil
         if let endpoint {
             self.endpoint = nil
@@ -180,6 +188,62 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
     }
 
     private func processPending() {
+        processFrames()
+        accountPending()
+    }
+
+    /// Charges the bytes held in `pending` to the peer's uid, or fails the connection when its uid's budget
+    /// (``VarlinkServerLimits/maxBytesPerUid``) cannot take them; arms the timeout of an unfinished message.
+    private func accountPending() {
+        let held = pending?.readableBytes ?? 0
+        if unfinishedSince != nil && frameTimer == nil { armFrameTimer() }
+        guard held != chargedInput, let connection, !connection.isClosed else { return }
+        let uid = connection.credentials.uid
+        if held < chargedInput {
+            port.budget.release(chargedInput - held, of: uid)
+            chargedInput = held
+        } else if port.budget.charge(held - chargedInput, to: uid) {
+            chargedInput = held
+        } else {
+            pending = nil
+            failed = true
+            releaseInput()
+            connection.fail(
+                port.refusal(.uidBudget(maximum: port.limits.maxBytesPerUid)),
+                logMessage: "its uid's messages and subscriptions passed maxBytesPerUid")
+            return
+        }
+    }
+
+    private func releaseInput() {
+        guard chargedInput > 0, let connection else { return }
+        port.budget.release(chargedInput, of: connection.credentials.uid)
+        chargedInput = 0
+    }
+
+    /// Closes the connection when the message it began is still unfinished after ``VarlinkServerLimits/frameTimeout``.
+    private func armFrameTimer() {
+        guard let context, let since = unfinishedSince else { return }
+        let timeout = port.limits.frameTimeout
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        let deadline = since + .nanoseconds(nanoseconds)
+        frameTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            frameTimer = nil
+            guard let started = unfinishedSince, !failed, let connection, !connection.isClosed else { return }
+            if started != since {
+                armFrameTimer()
+                return
+            }
+            pending = nil
+            failed = true
+            releaseInput()
+            connection.fail(
+                .protocolError("message unfinished after \(timeout)"),
+                logMessage: "message unfinished after frameTimeout")
+        }
+    }
+
+    private func processFrames() {
         guard let endpoint else { return }
         let connection = endpoint.connection
         let maxMessageSize = port.limits.maxMessageSize
@@ -196,6 +260,7 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
             switch scan {
             case .complete(let length):
                 end = length
+                unfinishedSince = nil
             case .tooLong:
                 pending = nil
                 failed = true
@@ -205,6 +270,7 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
                 )
                 return
             case .incomplete:
+                if unfinishedSince == nil { unfinishedSince = .now() }
                 if buffer.readerIndex > 0 {
                     // Keep the start of the message, not the whole buffer it was read into (which the caller may
                     // still hold, so that compacting it in place would copy all of it).

@@ -33,14 +33,45 @@ final class VarlinkEndpoint {
     }
 }
 
+/// Memory held on behalf of each uid: unfinished messages of its connections, and what the service charges to it
+/// (a subscription's patterns, say), against ``VarlinkServerLimits/maxBytesPerUid``.
+package final class VarlinkUidBudget {
+    private var used: [UInt32: Int] = [:]
+    var limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Charges `bytes` to `uid`; returns false, charging nothing, when that would pass the limit.
+    package func charge(_ bytes: Int, to uid: UInt32) -> Bool {
+        let total = used[uid, default: 0] + bytes
+        guard total <= limit else { return false }
+        used[uid] = total
+        return true
+    }
+
+    /// Gives back `bytes` charged to `uid`.
+    package func release(_ bytes: Int, of uid: UInt32) {
+        let total = used[uid, default: 0] - bytes
+        used[uid] = total > 0 ? total : nil
+    }
+
+    /// What `uid` holds now.
+    package func used(by uid: UInt32) -> Int { used[uid, default: 0] }
+}
+
 /// What every channel handler of a server shares: the limits, the log, the end of tick, and the admission of
 /// connections as ``VarlinkEndpoint``s.
 final class VarlinkServerPort {
     let tick: VarlinkTick
     let logger: Logger
+    let budget: VarlinkUidBudget
     // Read for every call; used on the event loop only.
     @exclusivity(unchecked) private(set) var limits: VarlinkServerLimits
     @exclusivity(unchecked) private(set) var jsonLimits: JSONLimits
+    /// The error that tells a client why it is refused or closed, in the service's words. Set once by the core.
+    var refusal: (VarlinkRefusal) -> VarlinkError = { _ in .permissionDenied() }
     /// Admits a connection, or returns the error to send before closing it. Set once by the core, before the first
     /// connection.
     var admit: (ChannelHandlerContext, PeerCredentials) -> Result<VarlinkEndpoint, VarlinkError> = { _, _ in
@@ -52,10 +83,12 @@ final class VarlinkServerPort {
         self.logger = logger
         self.limits = limits
         self.jsonLimits = limits.jsonLimits
+        self.budget = VarlinkUidBudget(limit: limits.maxBytesPerUid)
     }
 
     func update(limits: VarlinkServerLimits) {
         self.limits = limits
         jsonLimits = limits.jsonLimits
+        budget.limit = limits.maxBytesPerUid
     }
 }

@@ -20,19 +20,28 @@ public struct VarlinkServerLimits: Sendable, Hashable {
     public var maxConnectionsPerUid: Int
     /// Uids served besides the server's own.
     public var allowedUIDs: Set<UInt32>
+    /// The most memory the connections of one uid may hold in unfinished messages and in what their service
+    /// charges to the uid (``VarlinkUidBudget``).
+    public var maxBytesPerUid: Int
+    /// How long a message may stay unfinished (its NUL not yet received) before the connection is closed.
+    public var frameTimeout: Duration
 
     public init(
         maxMessageSize: Int = 1 << 20,
         maxJSONDepth: Int = 64,
         maxQueuedBytes: Int = 4 << 20,
         maxConnectionsPerUid: Int = 16384,
-        allowedUIDs: Set<UInt32> = []
+        allowedUIDs: Set<UInt32> = [],
+        maxBytesPerUid: Int = 64 << 20,
+        frameTimeout: Duration = .seconds(30)
     ) {
         self.maxMessageSize = maxMessageSize
         self.maxJSONDepth = maxJSONDepth
         self.maxQueuedBytes = maxQueuedBytes
         self.maxConnectionsPerUid = maxConnectionsPerUid
         self.allowedUIDs = allowedUIDs
+        self.maxBytesPerUid = maxBytesPerUid
+        self.frameTimeout = frameTimeout
     }
 
     var jsonLimits: JSONLimits { JSONLimits(maxDepth: maxJSONDepth, maxBytes: maxMessageSize) }
@@ -105,10 +114,12 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         self.tick = tick
         port = VarlinkServerPort(tick: tick, logger: logger, limits: limits)
         // The core owns the port and outlives every connection.
+        port.refusal = { [unowned(unsafe) service] in service.error(refusing: $0) }
         port.admit = { [unowned(unsafe) self] context, credentials in
             self.open(context: context, credentials: credentials)
         }
-        service.attached(to: VarlinkServerContext(eventLoop: eventLoop, address: address, tick: tick))
+        service.attached(
+            to: VarlinkServerContext(eventLoop: eventLoop, address: address, budget: port.budget, tick: tick))
     }
 
     /// Applies new limits to the connections that exist and those to come.

@@ -21,6 +21,8 @@ package struct VarlinkServerContext {
     package let eventLoop: any EventLoop
     /// Where clients connect, `unix:PATH`.
     package let address: String
+    /// Memory held for each uid; a service charges what its clients make it keep.
+    package let budget: VarlinkUidBudget
     let tick: VarlinkTick
 
     /// Has the service's ``VarlinkService/tickEnded()`` run at the end of this tick (or, when asked from it, once
@@ -36,6 +38,8 @@ package enum VarlinkRefusal: Sendable, Hashable {
     case uidNotServed(UInt32)
     /// The peer's uid holds ``VarlinkServerLimits/maxConnectionsPerUid`` connections already.
     case connectionLimit(maximum: Int)
+    /// The peer's uid would hold more than ``VarlinkServerLimits/maxBytesPerUid``.
+    case uidBudget(maximum: Int)
 }
 
 /// The methods of one or more varlink interfaces, served by a ``VarlinkServer``.
