@@ -407,3 +407,28 @@ struct BudgetTests {
         #expect(answered)
     }
 }
+
+@Suite("Logging what clients do")
+struct LogFloodTests {
+    @Test("calls pipelined after a protocol violation are neither answered nor logged; such lines are rate-limited")
+    func violationsAreLoggedOnce() throws {
+        let daemon = try TestDaemon()
+        let watch = Array(
+            #"{"method":"io.beacon.Properties.Watch","more":true,"parameters":{"patterns":["a.**"]}}"#.utf8)
+        let get = Array(#"{"method":"io.beacon.Properties.Get","parameters":{"key":"a.b"}}"#.utf8)
+        for _ in 0..<20 {
+            let client = try daemon.connect()
+            let flood = [watch] + [[UInt8]](repeating: get, count: 5000)
+            _ = client.sendRaw(Array(flood.map { $0 + [0] }.joined()))
+            let first = try client.receive()
+            #expect(first.error == nil)
+            let violation = try client.receive()
+            #expect(violation.error == "io.beacon.ProtocolError")
+            #expect(client.waitForClose())
+        }
+        let bystander = try daemon.connect()
+        #expect(try bystander.set("after.flood", true) > 0)
+        let lines = daemon.log.split(separator: "\n").filter { $0.contains("closing connection: call") }
+        #expect(lines.count == 5)
+    }
+}

@@ -5,7 +5,8 @@ extension FanOut {
     func holdBack(_ subscription: Subscription) {
         let connection = subscription.client.connection
         if limits.slowSubscriber == .disconnect {
-            logger.notice(
+            connection.logLimiter.log(
+                logger, .notice, source: "uid \(connection.credentials.uid)", reason: "slow subscriber disconnected",
                 "disconnecting a slow subscriber",
                 metadata: [
                     "connection": "\(connection.id)", "pid": "\(connection.credentials.pid)",

@@ -249,7 +249,7 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         let maxMessageSize = port.limits.maxMessageSize
         scanner.maxFrameSize = maxMessageSize
         let budget = port.limits.maxQueuedBytes
-        while !connection.isClosed, var buffer = pending {
+        while !connection.isClosing, var buffer = pending {
             if connection.isBackedUp(budget: budget) {
                 pauseForOutput(connection)
                 return

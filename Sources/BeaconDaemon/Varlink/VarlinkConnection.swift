@@ -26,6 +26,8 @@ package final class VarlinkConnection {
     private let context: ChannelHandlerContext
     private let tick: VarlinkTick
     let logger: Logger
+    /// Shared by the server's connections: log lines about clients are rate-limited per uid and reason.
+    let logLimiter: LogLimiter
     @exclusivity(unchecked) private var output: [UInt8] = []
     @exclusivity(unchecked) private var shared: [ByteBuffer] = []
     @exclusivity(unchecked) var isQueuedForFlush = false
@@ -39,8 +41,9 @@ package final class VarlinkConnection {
 
     init(
         id: Int, credentials: PeerCredentials, context: ChannelHandlerContext, tick: VarlinkTick, logger: Logger,
-        connectedUsec: Int64
+        logLimiter: LogLimiter, connectedUsec: Int64
     ) {
+        self.logLimiter = logLimiter
         self.id = id
         self.credentials = credentials
         self.channel = context.channel
@@ -88,6 +91,9 @@ package final class VarlinkConnection {
         let buffered = (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
         return buffered + output.count + shared.reduce(0) { $0 + $1.readableBytes }
     }
+
+    /// A failure closes the connection once its output is written: no further call is handled.
+    var isClosing: Bool { isClosed || closeAfterFlush }
 
     /// Whether the output not yet taken by the peer reached `budget` bytes: then the connection's calls wait
     /// until it drains. Checks the socket's watermark and this tick's output, not the exact byte count.
@@ -181,7 +187,10 @@ package final class VarlinkConnection {
 
     /// Sends `error` (a protocol violation), logs it and closes the connection.
     func fail(_ error: VarlinkError, logMessage: String) {
-        logger.notice(
+        // The first violation closes the connection; what was pipelined after it is neither answered nor logged.
+        guard !closeAfterFlush else { return }
+        logLimiter.log(
+            logger, .notice, source: "uid \(credentials.uid)", reason: logMessage,
             "closing connection: \(logMessage)",
             metadata: ["connection": "\(id)", "pid": "\(credentials.pid)", "uid": "\(credentials.uid)"]
         )

@@ -67,6 +67,7 @@ final class VarlinkServerPort {
     let tick: VarlinkTick
     let logger: Logger
     let budget: VarlinkUidBudget
+    let logLimiter = LogLimiter()
     // Read for every call; used on the event loop only.
     @exclusivity(unchecked) private(set) var limits: VarlinkServerLimits
     @exclusivity(unchecked) private(set) var jsonLimits: JSONLimits

@@ -145,7 +145,8 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         credentials: PeerCredentials
     ) -> Result<VarlinkEndpoint, VarlinkError> {
         guard credentials.uid == ownUID || limits.allowedUIDs.contains(credentials.uid) else {
-            logger.notice(
+            port.logLimiter.log(
+                logger, .notice, source: "uid \(credentials.uid)", reason: "uid not served",
                 "refusing connection of a uid that is not served",
                 metadata: ["uid": "\(credentials.uid)", "pid": "\(credentials.pid)"]
             )
@@ -153,7 +154,8 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         }
         let count = connectionsPerUID[credentials.uid, default: 0]
         guard count < limits.maxConnectionsPerUid else {
-            logger.warning(
+            port.logLimiter.log(
+                logger, .warning, source: "uid \(credentials.uid)", reason: "maxConnectionsPerUid reached",
                 "refusing connection: maxConnectionsPerUid reached",
                 metadata: ["uid": "\(credentials.uid)", "limit": "\(limits.maxConnectionsPerUid)"]
             )
@@ -168,6 +170,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
             context: context,
             tick: tick,
             logger: logger,
+            logLimiter: port.logLimiter,
             connectedUsec: WallClock.nowUsec()
         )
         connections[id] = connection
