@@ -7,7 +7,8 @@ APT_PACKAGES := pkg-config libsystemd-dev libsqlite3-dev sqlite3 dbus-daemon pyt
 	python3-dbusmock systemd
 VENV := .venv
 
-.PHONY: all deps apt-deps venv build run test format lint clean install-user bench-signals bench-bus manual
+.PHONY: all deps apt-deps venv build run test format lint clean install-user bench-signals bench-bus manual deb \
+	test-deb
 
 all: build
 
@@ -39,6 +40,7 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	BEACON_TEST_PYTHON=$(CURDIR)/$(VENV)/bin/python3 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	$(MAKE) test-deb
 
 format:
 	$(SWIFT) format --in-place --recursive --configuration .swift-format Sources Tests Package.swift
@@ -75,3 +77,12 @@ install-user: apt-deps
 	if command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1; then \
 		systemctl --user daemon-reload; systemctl --user try-restart beacon.service; fi
 	@echo "Enable with: systemctl --user enable --now beacon.socket"
+
+# The Debian package build-deb/beacon_VERSION_ARCH.deb (debian/, debhelper): the binaries of install-user, the user
+# units with beacon.socket enabled for every user, man pages, completions. VERSION is BeaconVersion.current.
+deb: apt-deps
+	SWIFT=$(SWIFT) scripts/deb.sh
+
+# Builds the package, runs lintian, installs it, runs the installed daemon socket-activated, purges it (root or sudo).
+test-deb: apt-deps
+	SWIFT=$(SWIFT) scripts/test-deb.sh
