@@ -8,7 +8,7 @@ APT_PACKAGES := pkg-config libsystemd-dev libsqlite3-dev sqlite3 dbus-daemon pyt
 VENV := .venv
 
 .PHONY: all deps apt-deps venv build run test format lint clean install-user bench-signals bench-bus manual deb \
-	test-deb
+	test-deb fuzz test-sanitizers
 
 all: build
 
@@ -40,13 +40,28 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	BEACON_TEST_PYTHON=$(CURDIR)/$(VENV)/bin/python3 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	for target in $(FUZZ_TARGETS); do \
+		BEACON_FUZZ_TARGET=$$target $$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/beacon-fuzz \
+			Tests/Fuzz/Corpus/$$target || exit 1; \
+	done
 	$(MAKE) test-deb
 
+# The parsers that clients and files reach, each under libFuzzer and AddressSanitizer for FUZZ_SECONDS
+# (scripts/fuzz.sh; `make test` replays their checked-in corpus without libFuzzer).
+FUZZ_TARGETS := json call-view framing idl configuration
+FUZZ_SECONDS ?= 60
+fuzz:
+	scripts/fuzz.sh -t $(FUZZ_SECONDS)
+
+# The whole suite under AddressSanitizer and under ThreadSanitizer (scripts/test-sanitizers.sh).
+test-sanitizers: deps
+	BEACON_TEST_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/test-sanitizers.sh
+
 format:
-	$(SWIFT) format --in-place --recursive --configuration .swift-format Sources Tests Package.swift
+	$(SWIFT) format --in-place --recursive --configuration .swift-format Sources Tests Fuzz Package.swift
 
 lint:
-	$(SWIFT) format lint --strict --recursive --configuration .swift-format Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive --configuration .swift-format Sources Tests Fuzz Package.swift
 
 # Signals against OpenCombine and a closure call, release build; prints one table with the goal ratios.
 bench-signals:

@@ -73,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconDaemon", "BeaconSystemd", "CMalloc",
+                "BeaconDaemon", "BeaconProtocol", "BeaconSystemd", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -96,6 +96,15 @@ let package = Package(
                 "BeaconBlockingClient", "BeaconProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strict
+        ),
+
+        // The parsers that clients and files reach, for libFuzzer (`make fuzz`, built with -D FUZZING); without
+        // it, a replay of the checked-in corpus.
+        .executableTarget(
+            name: "beacon-fuzz",
+            dependencies: ["BeaconProtocol", "BeaconDaemon"],
+            path: "Fuzz/beacon-fuzz",
             swiftSettings: strict
         ),
 

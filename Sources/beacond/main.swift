@@ -1,4 +1,5 @@
 import BeaconDaemon
+import BeaconProtocol
 import BeaconSystemd
 import CMalloc
 import Logging
@@ -16,6 +17,10 @@ beacon_malloc_limit_arenas()
 let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
     print(BeaconDaemon.usage)
+    exit(0)
+}
+if arguments.contains("--version") {
+    print("beacond \(BeaconVersion.current)")
     exit(0)
 }
 let load: @Sendable () async throws -> DaemonConfiguration = {

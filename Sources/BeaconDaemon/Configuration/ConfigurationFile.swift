@@ -139,3 +139,12 @@ struct ConfigurationFile: Sendable {
         }
     }
 }
+
+extension DaemonConfiguration {
+    /// The configuration that a file with `contents` gives, without flags or environment variables.
+    package static func fromFile(_ contents: [UInt8]) throws -> DaemonConfiguration {
+        let file = try ConfigurationFile.parse(contents, path: "configuration")
+        return try DaemonConfiguration(
+            reader: ConfigurationReader(arguments: [], environment: [:], file: file), environment: [:], file: file)
+    }
+}

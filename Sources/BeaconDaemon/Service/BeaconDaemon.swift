@@ -31,6 +31,7 @@ public enum BeaconDaemon {
     public static let usage = """
         usage: beacond [--config PATH] [--address unix:PATH] [--store-path PATH] [--log-level LEVEL]
                        [--limits-<name> VALUE]...
+               beacond --version | --help
 
         The Beacon bus daemon: key-path properties and notifications over varlink on a Unix socket.
 

@@ -1,0 +1,93 @@
+import BeaconDaemon
+import BeaconProtocol
+
+/// The parsers a client or a file reaches, each with the properties a run checks besides not crashing.
+enum FuzzTarget: String, CaseIterable {
+    case json
+    case callView = "call-view"
+    case framing, idl, configuration
+
+    func run(_ bytes: UnsafeRawBufferPointer) {
+        switch self {
+        case .json: Self.json(bytes)
+        case .callView: Self.callView(bytes)
+        case .framing: Self.framing(bytes)
+        case .idl: Self.idl(bytes)
+        case .configuration: Self.configuration(bytes)
+        }
+    }
+
+    /// What parses encodes to text that parses to the same value.
+    static func json(_ bytes: UnsafeRawBufferPointer) {
+        guard let value = try? JSONValue(parsing: bytes) else { return }
+        var encoded: [UInt8] = []
+        value.encode(into: &encoded)
+        guard let again = try? JSONValue(parsing: encoded) else { fatalError("encoded JSON does not parse") }
+        if !Self.same(value, again) { fatalError("JSON round trip changed the value") }
+    }
+
+    /// A call read in place says what the same call parsed into values says.
+    static func callView(_ bytes: UnsafeRawBufferPointer) {
+        let limits = JSONLimits(maxDepth: 64, maxBytes: 1 << 20)
+        let parsed = try? VarlinkCall(parsing: bytes, limits: limits)
+        guard let view = VarlinkCallView(parsing: bytes, limits: limits) else { return }
+        guard let parsed else { return }
+        if view.method != parsed.method || view.more != parsed.more || view.oneway != parsed.oneway {
+            fatalError("the call view and the parsed call disagree")
+        }
+        for name in ["key", "value", "patterns", "since", "name", "userInfo"] as [StaticString] {
+            let inPlace = view.parameter(name)?.jsonValue
+            if let inPlace, let value = parsed.parameters[name.description], !Self.same(inPlace, value) {
+                fatalError("parameter \(name) differs")
+            }
+        }
+    }
+
+    /// Frames cut from bytes that arrive in pieces are the NUL-separated parts of the bytes, whatever the pieces.
+    static func framing(_ bytes: UnsafeRawBufferPointer) {
+        guard let first = bytes.first else { return }
+        let maxFrameSize = Int(first) * 4
+        let input = Array(bytes.dropFirst())
+        var splitter = VarlinkFrameSplitter(maxFrameSize: maxFrameSize)
+        var frames: [[UInt8]] = []
+        var offset = 0
+        var step = 1
+        while offset < input.count {
+            let end = min(input.count, offset + step)
+            input[offset..<end].withUnsafeBytes { splitter.append($0) }
+            offset = end
+            step = step % 7 + 1
+            do {
+                while let frame = try splitter.nextFrame() { frames.append(frame) }
+            } catch {
+                return
+            }
+        }
+        let expected = input.split(separator: 0, omittingEmptySubsequences: false).dropLast().map(Array.init)
+        if frames != expected { fatalError("the splitter's frames differ from the NUL-separated parts") }
+    }
+
+    static func idl(_ bytes: UnsafeRawBufferPointer) {
+        _ = try? VarlinkInterface(parsing: String(decoding: bytes, as: UTF8.self))
+    }
+
+    static func configuration(_ bytes: UnsafeRawBufferPointer) {
+        _ = try? DaemonConfiguration.fromFile(Array(bytes))
+    }
+
+    /// Equal values, with numbers compared by value (an integer and the same double are one number).
+    static func same(_ left: JSONValue, _ right: JSONValue) -> Bool {
+        switch (left, right) {
+        case (.object(let a), .object(let b)):
+            return a.count == b.count && a.allSatisfy { key, value in b[key].map { same(value, $0) } ?? false }
+        case (.array(let a), .array(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { same($0, $1) }
+        case (.int(let a), .double(let b)), (.double(let b), .int(let a)):
+            return Double(a) == b
+        case (.double(let a), .double(let b)):
+            return a == b || (a.isNaN && b.isNaN)
+        default:
+            return left == right
+        }
+    }
+}
