@@ -24,10 +24,14 @@ struct SystemdTests {
         let path = directory + "/activated.sock"
         let notify = try NotifySocket(path: directory + "/notify.sock")
         // The activator passes its children only the variables named with -E.
-        let environment = [
+        var environment = [
             "XDG_RUNTIME_DIR": directory + "/run", "XDG_STATE_HOME": directory + "/state",
             "XDG_CONFIG_HOME": directory + "/config", "HOME": directory, "NOTIFY_SOCKET": notify.path,
         ]
+        // A sanitized build's options (make test-sanitizers) reach the daemon too.
+        for name in ["ASAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS"] {
+            if let value = ProcessInfo.processInfo.environment[name] { environment[name] = value }
+        }
         let arguments =
             ["-l", path] + environment.sorted { $0.key < $1.key }.map { "-E\($0.key)=\($0.value)" }
             + [try BuiltProducts.beacond()]
