@@ -333,6 +333,35 @@ struct UnreadRepliesTests {
     }
 }
 
+extension UnreadRepliesTests {
+    @Test("unread output counts against limits.maxBytesPerUid: the connection that would pass it is closed")
+    func unreadOutputPerUid() throws {
+        let daemon = try TestDaemon(arguments: ["--limits-max-bytes-per-uid", "10000000"])
+        let writer = try daemon.connect()
+        let value = JSONValue.string(String(repeating: "v", count: 60_000))
+        for index in 0..<40 {
+            try writer.set("big.k\(index)", value)
+        }
+        let list = Array(#"{"method":"io.beacon.Properties.List","parameters":{"prefix":"big"}}"#.utf8) + [0]
+        let pipelined = Array([[UInt8]](repeating: list, count: 20).joined())
+        // Each unread connection holds at least limits.maxQueuedBytes (4 MiB): two fit in 10 MB, the third does not.
+        var hostile: [VarlinkTestClient] = []
+        for _ in 0..<3 {
+            let client = try daemon.connect()
+            #expect(client.sendRaw(pipelined))
+            hostile.append(client)
+            #expect(try writer.set("tick", true) > 0)
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !daemon.log.contains("unread output passed its uid's budget"), ContinuousClock.now < deadline {
+            usleep(10_000)
+        }
+        #expect(daemon.log.contains("unread output passed its uid's budget"))
+        #expect(hostile[2].waitForClose())
+        #expect(try writer.set("after.unread", true) > 0)
+    }
+}
+
 @Suite("Budgets per uid and unfinished messages")
 struct BudgetTests {
     static func unfinished(_ count: Int) -> [UInt8] {

@@ -25,6 +25,8 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
     @exclusivity(unchecked) private var inReadBurst = false
     /// Bytes of `pending` charged to the peer's uid.
     @exclusivity(unchecked) private var chargedInput = 0
+    /// Output charged to the peer's uid while the connection is not writable.
+    private var chargedOutput = 0
     /// When the message at the start of `pending` began, while it is unfinished.
     private var unfinishedSince: NIODeadline?
     private var frameTimer: Scheduled<Void>?
@@ -88,6 +90,7 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         endReadBurst()
         pausedForOutput = false
         releaseInput()
+        chargeOutput(held: false)
         frameTimer?.cancel()
         frameTimer = nil
         pending = nil
@@ -154,6 +157,7 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {
         let writable = context.channel.isWritable
+        chargeOutput(held: !writable)
         // A peer that does not read its replies is not read from either.
         context.channel.setOption(.autoRead, value: writable && !pausedForOutput).whenFailure { _ in }
         if writable, let endpoint {
@@ -213,6 +217,28 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
                 logMessage: "its uid's messages and subscriptions passed maxBytesPerUid")
             return
         }
+    }
+
+    /// A connection that is not writable holds at least ``VarlinkServerLimits/maxQueuedBytes`` of output: that much
+    /// is charged to its uid while it is, and the connection that would pass the uid's budget is closed.
+    private func chargeOutput(held: Bool) {
+        guard let connection, held != (chargedOutput > 0) else { return }
+        let uid = connection.credentials.uid
+        if !held {
+            port.budget.release(chargedOutput, of: uid)
+            chargedOutput = 0
+            return
+        }
+        let bytes = port.limits.maxQueuedBytes
+        guard port.budget.charge(bytes, to: uid) else {
+            port.logLimiter.log(
+                port.logger, .warning, source: "uid \(uid)", reason: "unread output passed maxBytesPerUid",
+                "closing a connection whose unread output passed its uid's budget",
+                metadata: ["connection": "\(connection.id)", "pid": "\(connection.credentials.pid)"])
+            connection.abort()
+            return
+        }
+        chargedOutput = bytes
     }
 
     private func releaseInput() {
