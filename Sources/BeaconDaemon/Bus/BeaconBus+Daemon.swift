@@ -1,4 +1,5 @@
 import BeaconProtocol
+import NIOCore
 
 #if canImport(Glibc)
     import Glibc
@@ -64,6 +65,24 @@ extension BeaconBus {
             }
             return .object(object)
         }
+    }
+
+    /// Sends ``statusLine`` to ``statusReporter`` when the counts in it changed, at most once per 2 s, from a task
+    /// scheduled only then: an idle daemon has no timer running for it.
+    func reportStatusIfChanged() {
+        guard statusReporter != nil, !statusReportScheduled, let server else { return }
+        guard statusCounts != reportedStatusCounts else { return }
+        statusReportScheduled = true
+        server.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) { [self] in
+            statusReportScheduled = false
+            reportedStatusCounts = statusCounts
+            statusReporter?(statusLine)
+        }
+    }
+
+    private var statusCounts: StatusCounts {
+        StatusCounts(
+            clients: clients.count, subscriptions: fanOut.subscriptionCount, properties: table.entries.count)
     }
 
     /// A one-line summary for the service manager's STATUS=.

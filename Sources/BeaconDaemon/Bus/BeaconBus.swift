@@ -35,6 +35,18 @@ package final class BeaconBus: VarlinkService {
     private(set) var storeFailure: (sinceUsec: Int64, reason: String)?
     /// Clients that began a stream in this tick: a failed commit ends their streams again.
     private var tickStreams: [BusClient] = []
+    /// Told the status line for the service manager when it changes (``reportStatusIfChanged()``); set by the
+    /// daemon when a service manager listens.
+    package var statusReporter: ((String) -> Void)? {
+        didSet { reportStatusIfChanged() }
+    }
+    struct StatusCounts: Equatable {
+        var clients = -1
+        var subscriptions = -1
+        var properties = -1
+    }
+    var reportedStatusCounts = StatusCounts()
+    var statusReportScheduled = false
     /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
     @exclusivity(unchecked) private var endOfTickRequested = false
 
@@ -117,6 +129,7 @@ package final class BeaconBus: VarlinkService {
     package func connectionOpened(_ connection: VarlinkConnection) -> BusClient {
         let client = BusClient(connection: connection)
         clients[connection.id] = client
+        if statusReporter != nil { reportStatusIfChanged() }
         return client
     }
 
@@ -124,6 +137,7 @@ package final class BeaconBus: VarlinkService {
         clients.removeValue(forKey: connection.id)
         endStream(of: client)
         deleteEphemeral(of: connection.id, origin: client.origin)
+        if statusReporter != nil { reportStatusIfChanged() }
     }
 
     package func handle(_ call: VarlinkCall, on connection: VarlinkConnection, client: BusClient) {
@@ -150,6 +164,7 @@ package final class BeaconBus: VarlinkService {
     package func tickEnded() {
         endOfTickRequested = false
         commitAndPublish()
+        if statusReporter != nil { reportStatusIfChanged() }
     }
 
     package func error(refusing reason: VarlinkRefusal) -> VarlinkError {

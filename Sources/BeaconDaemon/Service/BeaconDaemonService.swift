@@ -92,22 +92,12 @@ public final class BeaconDaemonService: Service, Sendable {
             )
         }
 
-        if systemd.notifier == nil {
-            try? await gracefulShutdown()
-        } else {
-            // Keep the service manager's STATUS= line current until shutdown.
-            try? await cancelWhenGracefulShutdown {
-                var last = ""
-                while !Task.isCancelled {
-                    let line = (try? await server.withService { $0.statusLine }) ?? ""
-                    if line != last {
-                        self.systemd.status(line)
-                        last = line
-                    }
-                    try await Task.sleep(for: .seconds(2))
-                }
-            }
+        if systemd.notifier != nil {
+            // The service manager's STATUS= line follows the bus, without a timer while nothing changes.
+            let systemd = self.systemd
+            try? await server.withService { bus in bus.statusReporter = { systemd.status($0) } }
         }
+        try? await gracefulShutdown()
 
         logger.info("shutting down")
         systemd.stopping()
