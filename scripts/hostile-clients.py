@@ -3,8 +3,9 @@
 pipelines Lists it never reads, memory while 300 clients each leave a 1 MB message unfinished, and the
 daemon's CPU while it is out of file descriptors.
 
-usage: scripts/hostile-clients.py BEACOND    (e.g. the release build: $(scripts/build-release.sh beacond)/beacond)
-Needs prlimit (util-linux). Prints one line per figure.
+usage: scripts/hostile-clients.py BEACOND [SCENARIO...]   (e.g. $(scripts/build-release.sh beacond)/beacond)
+Scenarios: unread-lists, unfinished-messages, out-of-descriptors (default: all). Needs prlimit (util-linux).
+Prints one line per figure.
 """
 import json
 import os
@@ -21,6 +22,19 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def settled_rss_kib(pid, bound=60):
+    """The resident size once it stops changing for a second (at most `bound` seconds)."""
+    deadline = time.monotonic() + bound
+    last = rss_kib(pid)
+    while time.monotonic() < deadline:
+        time.sleep(1)
+        now = rss_kib(pid)
+        if now == last:
+            break
+        last = now
+    return last
 
 
 def cpu_ticks(pid):
@@ -94,7 +108,8 @@ def unread_lists(binary):
     hostile.close()
     daemon.stop()
     print(f"71 unread Lists of 60 MB: daemon grew {(peak - before) / 1024:.1f} MiB; "
-          f"bystander Get p50 {latencies[1000] * 1e6:.0f} us, p99 {latencies[1980] * 1e6:.0f} us (2000 Gets)")
+          f"bystander Get p50 {latencies[1000] * 1e6:.0f} us, p99 {latencies[1980] * 1e6:.0f} us, "
+          f"slowest {latencies[-1] * 1e3:.1f} ms (2000 Gets)")
 
 
 def unfinished_messages(binary):
@@ -111,8 +126,7 @@ def unfinished_messages(binary):
         except (BrokenPipeError, ConnectionResetError):
             refused += 1
         clients.append(client)
-    time.sleep(1)
-    grown = rss_kib(daemon.process.pid) - before
+    grown = settled_rss_kib(daemon.process.pid) - before
     for client in clients:
         client.close()
     daemon.stop()
@@ -123,8 +137,20 @@ def unfinished_messages(binary):
 def out_of_descriptors(binary):
     daemon = Daemon(binary)
     subprocess.run(["prlimit", "--pid", str(daemon.process.pid), "--nofile=64:64"], check=True)
-    clients = [daemon.connect() for _ in range(200)]
-    time.sleep(1)
+    clients = []
+    stuck = 0
+    for _ in range(200):
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.setblocking(False)
+        try:
+            client.connect(daemon.socket)
+        except (BlockingIOError, InterruptedError):
+            stuck += 1  # the listen queue is full
+        clients.append(client)
+    # Measure once the daemon holds all the descriptors it may.
+    deadline = time.monotonic() + 30
+    while len(os.listdir(f"/proc/{daemon.process.pid}/fd")) < 62 and time.monotonic() < deadline:
+        time.sleep(0.05)
     before = cpu_ticks(daemon.process.pid)
     time.sleep(10)
     used = cpu_ticks(daemon.process.pid) - before
@@ -132,12 +158,15 @@ def out_of_descriptors(binary):
         client.close()
     daemon.stop()
     ticks = os.sysconf("SC_CLK_TCK")
-    print(f"out of descriptors (nofile 64, 200 clients): daemon CPU {used / ticks / 10 * 100:.1f}% over 10 s")
+    print(f"out of descriptors (nofile 64, 200 clients): daemon CPU {used / ticks / 10 * 100:.1f}% over 10 s; "
+          f"{stuck} connects found the listen queue full")
 
+
+SCENARIOS = {"unread-lists": unread_lists, "unfinished-messages": unfinished_messages,
+             "out-of-descriptors": out_of_descriptors}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2 or any(name not in SCENARIOS for name in sys.argv[2:]):
         raise SystemExit(__doc__)
-    unread_lists(sys.argv[1])
-    unfinished_messages(sys.argv[1])
-    out_of_descriptors(sys.argv[1])
+    for name in sys.argv[2:] or SCENARIOS:
+        SCENARIOS[name](sys.argv[1])

@@ -129,7 +129,7 @@ package final class BeaconBus: VarlinkService {
     package func connectionOpened(_ connection: VarlinkConnection) -> BusClient {
         let client = BusClient(connection: connection)
         clients[connection.id] = client
-        if statusReporter != nil { reportStatusIfChanged() }
+        reportStatusIfChanged()
         return client
     }
 
@@ -137,7 +137,7 @@ package final class BeaconBus: VarlinkService {
         clients.removeValue(forKey: connection.id)
         endStream(of: client)
         deleteEphemeral(of: connection.id, origin: client.origin)
-        if statusReporter != nil { reportStatusIfChanged() }
+        reportStatusIfChanged()
     }
 
     package func handle(_ call: VarlinkCall, on connection: VarlinkConnection, client: BusClient) {
@@ -164,6 +164,7 @@ package final class BeaconBus: VarlinkService {
     package func tickEnded() {
         endOfTickRequested = false
         commitAndPublish()
+        // Checked here too: the end of every tick passes this way.
         if statusReporter != nil { reportStatusIfChanged() }
     }
 

@@ -44,9 +44,9 @@ struct SystemdIntegration: Sendable {
     /// and systemd restarts the daemon.
     func startWatchdog(on eventLoop: any EventLoop) -> RepeatedTask? {
         guard let notifier, let interval = Watchdog.pingInterval() else { return nil }
-        let nanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
-        logger.debug("watchdog pings from the event loop", metadata: ["intervalUsec": "\(nanoseconds / 1000)"])
-        return eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(nanoseconds)) { _ in
+        let delay = TimeAmount(interval)
+        logger.debug("watchdog pings from the event loop", metadata: ["intervalUsec": "\(delay.nanoseconds / 1000)"])
+        return eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: delay) { _ in
             notifier.watchdogPing()
         }
     }

@@ -13,7 +13,7 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
     /// Stands for the peer's credentials when the channel is not a socket.
     private let givenCredentials: PeerCredentials?
     @exclusivity(unchecked) private var endpoint: VarlinkEndpoint?
-    @exclusivity(unchecked) private var connection: VarlinkConnection?
+    private var connection: VarlinkConnection? { endpoint?.connection }
     /// Received bytes not yet consumed as complete messages.
     @exclusivity(unchecked) private var pending: ByteBuffer?
     /// Where the frame at the start of `pending` ends.
@@ -54,7 +54,6 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
                 switch port.admit(context, credentials) {
                 case .success(let endpoint):
                     self.endpoint = endpoint
-                    self.connection = endpoint.connection
                     processPending()
                 case .failure(let error):
                     refuse(context, with: error)
@@ -79,7 +78,6 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         pending = nil
         var bytes: [UInt8] = []
         VarlinkReply(error: error).encode(into: &bytes)
-        bytes.append(0)
         let channel = context.channel
         context.writeAndFlush(NIOAny(context.channel.allocator.buffer(bytes: bytes))).assumeIsolated().whenComplete {
             _ in channel.close(promise: nil)
@@ -96,7 +94,6 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         pending = nil
         if let endpoint {
             self.endpoint = nil
-            self.connection = nil
             endpoint.closed()
         }
         context.fireChannelInactive()
@@ -251,8 +248,7 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
     private func armFrameTimer() {
         guard let context, let since = unfinishedSince else { return }
         let timeout = port.limits.frameTimeout
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        let deadline = since + .nanoseconds(nanoseconds)
+        let deadline = since + TimeAmount(timeout)
         frameTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             frameTimer = nil
             guard let started = unfinishedSince, !failed, let connection, !connection.isClosed else { return }

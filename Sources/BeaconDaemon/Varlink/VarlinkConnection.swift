@@ -67,20 +67,20 @@ package final class VarlinkConnection {
         if !oneway { tickCalls -= 1 }
     }
 
-    /// Replaces the replies queued for the calls of this tick with `error`, one for each call; returns how many
-    /// calls were answered so. Replies already written to the socket are not taken back.
-    @discardableResult
-    func failCallsOfThisTick(with error: VarlinkError) -> Int {
+    /// Replaces the replies queued for the calls of this tick with `error`, one for each call. Replies already
+    /// written to the socket are not taken back.
+    func failCallsOfThisTick(with error: VarlinkError) {
         let calls = tickCalls
-        guard calls > 0, !isClosed else { return 0 }
+        guard calls > 0, !isClosed else { return }
         output.removeSubrange(min(tickReplyStart, output.count)...)
+        var reply: [UInt8] = []
+        VarlinkReply(error: error).encode(into: &reply)
         discardsReplies = false
-        for _ in 0..<calls {
-            sendEncoded { VarlinkReply(error: error).encode(into: &$0) }
+        sendEncoded { output in
+            for _ in 0..<calls { output.append(contentsOf: reply) }
         }
         isStreaming = false
         tickCalls = 0
-        return calls
     }
 
     /// Whether the peer takes its output fast enough (queued bytes below the high watermark).

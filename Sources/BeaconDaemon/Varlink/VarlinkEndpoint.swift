@@ -57,8 +57,6 @@ package final class VarlinkUidBudget {
         used[uid] = total > 0 ? total : nil
     }
 
-    /// What `uid` holds now.
-    package func used(by uid: UInt32) -> Int { used[uid, default: 0] }
 }
 
 /// What every channel handler of a server shares: the limits, the log, the end of tick, and the admission of
