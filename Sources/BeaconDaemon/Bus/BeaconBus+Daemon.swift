@@ -34,6 +34,7 @@ extension BeaconBus {
             "sequence": .int(fanOut.sequence),
         ]
         status["lifecycle"] = .string(lifecycle.summary)
+        status["settings"] = settingsStatus()
         if let storeFailure {
             status["storeError"] = .object([
                 "reason": .string(storeFailure.reason), "sinceUsec": .int(storeFailure.sinceUsec),

@@ -44,6 +44,7 @@ extension BeaconBus {
         // other name is checked (and a non-ASCII one refused) like a name that finds nothing.
         guard Self.isASCII(name), let index = table.entries.index(forKey: name) else {
             _ = try parseKey(name)
+            if !settings.isEmpty, getUnstored(name, client: client) { return }
             throw BusError.keyNotFound(name)
         }
         if let reply = table.entries.values[index].getReply {
@@ -61,12 +62,23 @@ extension BeaconBus {
         client.connection.sendEncoded { $0.append(contentsOf: reply) }
     }
 
+    /// Whether two compact JSON texts are the same value: the same bytes, or objects whose members differ only in
+    /// order (arrays and other values compare by their bytes, which compact encoding makes canonical enough: a
+    /// string written with other escapes counts as another value).
+    static func sameValue(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        if a == b { return true }
+        guard a.count == b.count, a.first == UInt8(ascii: "{") else { return false }
+        guard let left = try? JSONValue(parsing: a), let right = try? JSONValue(parsing: b) else { return false }
+        return left == right
+    }
+
     static func isASCII(_ string: String) -> Bool {
         var string = string
         return string.withUTF8 { $0.allSatisfy { $0 < 0x80 } }
     }
 
     func encodeProperty(_ key: String, _ entry: PropertyTable.Entry, into buffer: inout [UInt8]) {
+        guard settings.isEmpty else { return encodeStoredProperty(key, entry, into: &buffer) }
         JSONWriter.appendASCII("{\"key\":", to: &buffer)
         JSONWriter.appendString(key, to: &buffer)
         JSONWriter.appendASCII(",\"value\":", to: &buffer)
@@ -95,11 +107,25 @@ extension BeaconBus {
             throw BusError.valueTooLarge(name, size: encoded.count, limit: limits.maxValueSize)
         }
         let index = table.entries.index(forKey: name)
+        if !settings.isEmpty { try checkSet(name, encoded, at: index) }
         if let ifVersion {
             let actual = index.map { table.entries.values[$0].version } ?? 0
             guard actual == ifVersion else {
                 throw BusError.versionMismatch(name, expected: ifVersion, actual: actual)
             }
+        }
+        // A write that changes nothing is silent: no version, no change event.
+        if let index, table.entries.values[index].ephemeralOwner == (ephemeral ? client.connection.id : nil),
+            Self.sameValue(table.entries.values[index].value, encoded)
+        {
+            let version = table.entries.values[index].version
+            client.connection.sendEncoded { buffer in
+                JSONWriter.appendASCII("{\"parameters\":{\"version\":", to: &buffer)
+                JSONWriter.appendInt(version, to: &buffer)
+                JSONWriter.appendASCII(",\"unchanged\":true}}", to: &buffer)
+                buffer.append(0)
+            }
+            return
         }
         let newVersion = store(
             key: key,
@@ -116,6 +142,7 @@ extension BeaconBus {
         let ifVersion = try parameters.optionalInt("ifVersion")
         _ = try parseKey(name)
         guard !Self.isReserved(name) else { throw BusError.readOnly(name) }
+        if !settings.isEmpty { try checkUnset(name) }
         guard let entry = table.entries[name] else {
             if let ifVersion, ifVersion != 0 {
                 throw BusError.versionMismatch(name, expected: ifVersion, actual: 0)
@@ -132,13 +159,22 @@ extension BeaconBus {
     func list(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let prefixName = try parameters.optionalString("prefix") ?? ""
         let prefix = prefixName.isEmpty ? nil : try parseKey(prefixName)
-        let keys = table.keys(below: prefix)
+        var keys = table.keys(below: prefix)
+        let unstored = unstoredKeys(below: prefix)
+        if !unstored.isEmpty {
+            keys += unstored
+            keys.sort()
+        }
         let version = table.version
         client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"properties\":[", to: &buffer)
             for (index, key) in keys.enumerated() {
                 if index > 0 { buffer.append(UInt8(ascii: ",")) }
-                encodeProperty(key.rawValue, table.entries[key.rawValue]!, into: &buffer)
+                if let entry = table.entries[key.rawValue] {
+                    encodeProperty(key.rawValue, entry, into: &buffer)
+                } else {
+                    _ = encodeUnstoredProperty(key.rawValue, into: &buffer)
+                }
             }
             JSONWriter.appendASCII("],\"version\":", to: &buffer)
             JSONWriter.appendInt(version, to: &buffer)
@@ -158,10 +194,10 @@ extension BeaconBus {
         var changes: [ChangeEvent] = []
         var resync = false
         if let since, let replay = table.changes(since: since, matching: matches) {
-            changes = replay
+            changes = throughSettings(replay, since: since, matching: matches)
         } else if since != nil || initial {
             resync = since != nil
-            changes = table.snapshot(matching: matches)
+            changes = throughSettings(table.snapshot(matching: matches), since: nil, matching: matches)
         }
         try addSubscription(subscription)
         client.connection.sendEncoded { buffer in

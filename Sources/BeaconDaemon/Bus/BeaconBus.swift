@@ -47,6 +47,17 @@ package final class BeaconBus: VarlinkService {
     }
     var reportedStatusCounts = StatusCounts()
     var statusReportScheduled = false
+    /// Where schemas and lockdown files are read from; `nil` when the bus has none (in-process tests).
+    var settingsPaths: SettingsPaths?
+    /// What the schema and lockdown files said when last read.
+    var fileSettings = SettingsLoader.Result()
+    /// Schemas registered by clients, by connection, each with the order of its registration.
+    var registrations: [Int: (order: Int, source: SettingsOverlay.SchemaSource)] = [:]
+    var registrationCount = 0
+    /// The schemas and locks in force.
+    @exclusivity(unchecked) var settings = SettingsOverlay.empty
+    /// The version of the last change of each key that the settings made, for `since` replays.
+    var overlayVersions: [String: Int64] = [:]
     /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
     @exclusivity(unchecked) private var endOfTickRequested = false
 
@@ -56,6 +67,7 @@ package final class BeaconBus: VarlinkService {
         marker: VersionMarker? = nil,
         limits: DaemonLimits,
         historyLimit: Int,
+        settings settingsPaths: SettingsPaths? = nil,
         logger: Logger
     ) throws {
         self.writer = StoreWriter(storage: storage)
@@ -87,6 +99,19 @@ package final class BeaconBus: VarlinkService {
             }
         } else if let marker {
             logger.info("no version marker yet; starting one", metadata: ["marker": "\(marker.path)"])
+        }
+        if let settingsPaths {
+            self.settingsPaths = settingsPaths
+            fileSettings = SettingsLoader(
+                paths: settingsPaths, keyLimits: limits.keyLimits, maxValueSize: limits.maxValueSize
+            ).load()
+            rebuildSettings(quietly: true)
+        }
+        // What the files say may have changed while the daemon was stopped: replays from before now resync.
+        let fingerprint = settings.fingerprint
+        if contents.meta["settingsFingerprint"] != fingerprint {
+            if contents.meta["settingsFingerprint"] != nil { table.forgetHistory() }
+            writer.record(.setMeta(name: "settingsFingerprint", value: fingerprint))
         }
         try writer.commit()
         recordMarker()
@@ -137,6 +162,7 @@ package final class BeaconBus: VarlinkService {
         clients.removeValue(forKey: connection.id)
         endStream(of: client)
         deleteEphemeral(of: connection.id, origin: client.origin)
+        if registrations.removeValue(forKey: connection.id) != nil { rebuildSettings() }
         reportStatusIfChanged()
     }
 
@@ -266,7 +292,7 @@ package final class BeaconBus: VarlinkService {
             key: key, value: value, at: index, ephemeralOwner: ephemeralOwner, origin: origin,
             now: WallClock.nowUsec())
         let version = change.version
-        fanOut.append(change)
+        publish(change)
         requestEndOfTick()
         return version
     }
@@ -275,7 +301,7 @@ package final class BeaconBus: VarlinkService {
     @discardableResult
     func delete(_ name: String, origin: Origin) -> Int64? {
         guard let change = table.delete(name, origin: origin, now: WallClock.nowUsec()) else { return nil }
-        fanOut.append(change)
+        publish(change)
         requestEndOfTick()
         return change.version
     }
@@ -283,7 +309,7 @@ package final class BeaconBus: VarlinkService {
     private func deleteEphemeral(of owner: Int, origin: Origin) {
         let changes = table.deleteEphemeral(of: owner, origin: origin, now: WallClock.nowUsec())
         guard !changes.isEmpty else { return }
-        for change in changes { fanOut.append(change) }
+        for change in changes { publish(change) }
         requestEndOfTick()
     }
 

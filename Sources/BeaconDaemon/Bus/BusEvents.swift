@@ -12,6 +12,16 @@ struct ChangeEvent {
     let old: [UInt8]?
     let version: Int64
     let origin: Origin
+    /// Where the value comes from when not from the store (a default, a lock).
+    var flags: Flags = []
+
+    struct Flags: OptionSet {
+        let rawValue: UInt8
+        /// The value is the schema's default: the key has no stored value.
+        static let isDefault = Flags(rawValue: 1)
+        /// A lockdown file locks the key.
+        static let locked = Flags(rawValue: 2)
+    }
 
     /// Appends the `Change` object's JSON to `buffer`, with or without the old value.
     func encode(into buffer: inout [UInt8], includingOld: Bool) {
@@ -19,6 +29,7 @@ struct ChangeEvent {
         let size =
             key.rawValue.utf8.count + (value.map { $0.count + 10 } ?? 1) + (old.map { $0.count + 7 } ?? 0)
             + JSONWriter.decimalLength(version) + (value == nil ? 44 : 45) + origin.encodedJSON.count + 1
+            + (flags.isEmpty ? 0 : 30)
         JSONWriter.append(count: size, to: &buffer) { out in
             // Keys are made of [A-Za-z0-9_.-]: nothing to escape.
             out.write("{\"key\":\"")
@@ -37,6 +48,10 @@ struct ChangeEvent {
             out.write(int: version)
             out.write(value == nil ? ",\"deleted\":true,\"origin\":" : ",\"deleted\":false,\"origin\":")
             out.write(origin.encodedJSON)
+            if !flags.isEmpty {
+                if flags.contains(.isDefault) { out.write(",\"default\":true") }
+                if flags.contains(.locked) { out.write(",\"locked\":true") }
+            }
             out.write(byte: UInt8(ascii: "}"))
         }
     }

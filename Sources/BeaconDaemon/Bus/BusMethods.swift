@@ -33,6 +33,24 @@ enum BusMethods {
         "io.beacon.Notifications.Observe": Method(streams: true) { bus, parameters, client throws(VarlinkError) in
             try bus.observe(parameters, client: client)
         },
+        "io.beacon.Settings.Describe": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.describe(parameters, client: client)
+        },
+        "io.beacon.Settings.Reset": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.reset(parameters, client: client)
+        },
+        "io.beacon.Settings.Schemas": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.schemas(parameters, client: client)
+        },
+        "io.beacon.Settings.Register": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.register(parameters, client: client)
+        },
+        "io.beacon.Settings.Dump": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.dump(parameters, client: client)
+        },
+        "io.beacon.Settings.Load": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.load(parameters, client: client)
+        },
         "io.beacon.Daemon.Status": Method { bus, _, client in bus.replyStatus(to: client) },
         "io.beacon.Daemon.Clients": Method { bus, _, client in bus.replyClients(to: client) },
         "io.beacon.Lifecycle.State": Method { bus, _, client in bus.replyLifecycleState(to: client) },

@@ -29,6 +29,12 @@ struct CallParameters {
         return values[name.description]
     }
 
+    /// An object parameter's members.
+    func object(_ name: StaticString) throws(VarlinkError) -> [String: JSONValue] {
+        guard case .object(let members)? = parsed(name) else { throw .invalidParameter(name.description) }
+        return members
+    }
+
     func string(_ name: StaticString) throws(VarlinkError) -> String {
         if inPlace {
             guard let value = view.parameter(name)?.stringValue else { throw .invalidParameter(name.description) }
@@ -176,6 +182,25 @@ enum BusError {
             name: "io.beacon.Notifications.InvalidName",
             parameters: ["name": .string(name), "reason": .string(reason)]
         )
+    }
+
+    static func typeMismatch(_ key: String, expected: String, reason: String) -> VarlinkError {
+        VarlinkError(
+            name: "io.beacon.Properties.TypeMismatch",
+            parameters: ["key": .string(key), "expected": .string(expected), "reason": .string(reason)]
+        )
+    }
+
+    static func locked(_ key: String, file: String, line: Int) -> VarlinkError {
+        VarlinkError(
+            name: "io.beacon.Properties.Locked",
+            parameters: ["key": .string(key), "file": .string(file), "line": .int(Int64(line))]
+        )
+    }
+
+    static func invalidSchema(_ problems: [String]) -> VarlinkError {
+        VarlinkError(
+            name: "io.beacon.Settings.InvalidSchema", parameters: ["problems": .array(problems.map { .string($0) })])
     }
 
     static func limitExceeded(_ limit: String, maximum: Int) -> VarlinkError {

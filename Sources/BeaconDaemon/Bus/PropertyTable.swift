@@ -20,6 +20,9 @@ final class PropertyTable {
         /// The reply to a Get of this entry, encoded by the first Get when short (``cachedGetReplyLimit``). Every
         /// change of the entry clears it, so it cannot describe an older state.
         var getReply: [UInt8]?
+        /// The settings rules of this key, valid while ``ruleEpoch`` is the overlay's epoch (0: not looked up).
+        var ruleEpoch: UInt32 = 0
+        var rule = SettingsOverlay.Rule.none
     }
 
     struct Tombstone {
@@ -136,6 +139,17 @@ final class PropertyTable {
         historyFloor = version
         writer.record(.setMeta(name: "historyFloor", value: historyFloor))
         committed()
+    }
+
+    /// Every `since` from before now resyncs: what the settings files say changed while the daemon was stopped.
+    func forgetHistory() {
+        historyFloor = version
+        writer.record(.setMeta(name: "historyFloor", value: historyFloor))
+    }
+
+    /// A version for a change that the settings made (a default or a lock that came or went).
+    func nextSettingsVersion() -> Int64 {
+        nextVersion()
     }
 
     /// The counter continues above `ceiling`, a ceiling recorded outside the store.

@@ -51,7 +51,7 @@ struct ConfigurationFile: Sendable {
     /// Reads and parses the file at `path`; `nil` if it does not exist and `allowMissing` is set.
     static func load(_ path: String, allowMissing: Bool) throws -> ConfigurationFile? {
         var code: Int32 = 0
-        guard let contents = readFile(path, error: &code) else {
+        guard let contents = POSIX.readFile(path, error: &code) else {
             if allowMissing && code == ENOENT { return nil }
             throw ConfigurationError(key: "config", reason: "cannot read \(path): \(String(cString: strerror(code)))")
         }
@@ -114,28 +114,6 @@ struct ConfigurationFile: Sendable {
                     reason: "arrays hold only strings, or only numbers and booleans"
                 )
             }
-        }
-    }
-
-    /// The contents of the file at `path`; `nil` with the `errno` in `error` when it cannot be read.
-    private static func readFile(_ path: String, error: inout Int32) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            error = errno
-            return nil
-        }
-        defer { close(fd) }
-        var contents: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else {
-                error = errno
-                return nil
-            }
-            if count == 0 { return contents }
-            contents.append(contentsOf: chunk[0..<count])
         }
     }
 }

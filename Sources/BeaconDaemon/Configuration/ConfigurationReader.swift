@@ -81,6 +81,26 @@ struct ConfigurationReader: Sendable {
         } ?? fallback
     }
 
+    /// An array of strings: repeated flags, a `:`-separated environment variable (like `PATH`), or a file array.
+    func stringArray(forKey key: String) -> [String]? {
+        lookup(key) { flag in
+            flag
+        } environment: { text in
+            text.split(separator: ":").map(String.init)
+        } file: { value in
+            switch value {
+            case .array(let elements):
+                Self.all(
+                    elements.map {
+                        if case .string(let string) = $0 { return string }
+                        return nil
+                    })
+            case .string(let string): [string]
+            default: nil
+            }
+        }
+    }
+
     /// The value of the first source that has `key`, converted; `nil` if no source has it or it does not convert.
     private func lookup<T>(
         _ key: String,

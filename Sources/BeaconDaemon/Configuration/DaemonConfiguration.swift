@@ -22,6 +22,8 @@ public struct DaemonConfiguration: Sendable {
     public var logLevel: Logger.Level
     /// The bridge to logind (`lifecycle.*`).
     public var lifecycle: LifecycleSettings
+    /// Schemas and lockdown files.
+    public var settings: SettingsPaths
     /// The declarative D-Bus bridge (the configuration file's `bridge` section); read at start-up only.
     public var bridge: [DBusMapping]
     /// The configuration file that was read, if any.
@@ -73,6 +75,7 @@ public struct DaemonConfiguration: Sendable {
         }
         logLevel = parsed
         lifecycle = try LifecycleSettings(reader: reader)
+        settings = try SettingsPaths(reader: reader, environment: environment)
         if let file {
             bridge = try BridgeSettings.mappings(fromDocument: file.document, limits: limits.keyLimits)
         } else {

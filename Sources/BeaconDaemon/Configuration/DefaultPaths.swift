@@ -30,6 +30,24 @@ public enum DefaultPaths {
         return home(environment) + "/.config/beacon/beacond.json"
     }
 
+    /// `$XDG_DATA_HOME/beacon/schemas` (else `~/.local/share/beacon/schemas`), then `beacon/schemas` in each of
+    /// `$XDG_DATA_DIRS` (else `/usr/local/share` and `/usr/share`).
+    public static func schemaDirectories(environment: [String: String]) -> [String] {
+        var directories: [String] = []
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            directories.append(data + "/beacon/schemas")
+        } else {
+            directories.append(home(environment) + "/.local/share/beacon/schemas")
+        }
+        let shared = environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
+        for directory in shared.split(separator: ":") where directory.hasPrefix("/") {
+            var directory = String(directory)
+            while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
+            directories.append(directory + "/beacon/schemas")
+        }
+        return directories
+    }
+
     private static func home(_ environment: [String: String]) -> String {
         if let home = environment["HOME"], home.hasPrefix("/") { return home }
         return POSIX.homeDirectory()

@@ -61,6 +61,7 @@ public final class BeaconDaemonService: Service, Sendable {
                     marker: VersionMarker(path: configuration.storePath + "-version"),
                     limits: limits,
                     historyLimit: historyLimit,
+                    settings: configuration.settings,
                     logger: logger
                 )
             }
@@ -79,6 +80,14 @@ public final class BeaconDaemonService: Service, Sendable {
         )
         systemd.ready(status: "serving on \(server.address)")
         let watchdog = systemd.startWatchdog(on: eventLoop)
+        let settings = configuration.settings
+        let settingsWatcher =
+            settings.watch
+            ? await SettingsWatcher.start(
+                directories: settings.schemaDirectories + [settings.lockdownDirectory], on: eventLoop, logger: logger
+            ) {
+                server.withServiceOnLoop { $0.reloadSettingsFiles() }
+            } : nil
         // What start-up allocated and freed (configuration, store contents) goes back to the system.
         Memory.releaseFree()
         let bridgeTask = Task {
@@ -102,6 +111,7 @@ public final class BeaconDaemonService: Service, Sendable {
         logger.info("shutting down")
         systemd.stopping()
         watchdog?.cancel()
+        await settingsWatcher?.stop()
         bridges.shutdown()
         await bridgeTask.value
         await server.shutdown()
@@ -135,6 +145,8 @@ public final class BeaconDaemonService: Service, Sendable {
         try? await server.withCore { core in
             core.update(limits: serverLimits)
             core.service.updateLimits(limits, historyLimit: historyLimit)
+            // SIGHUP reads the schema and lockdown files again, whatever else changed.
+            core.service.updateSettingsPaths(configuration.settings)
         }
         state.withLock { $0?.configuration = configuration }
         logger.info("configuration reloaded", metadata: ["file": "\(configuration.configFile ?? "none")"])

@@ -72,6 +72,51 @@ enum POSIX {
         }
     }
 
+    /// The contents of the file at `path`, at most `limit` bytes; `nil` with the `errno` in `error` when it cannot be
+    /// read (`EFBIG` when it is larger than `limit`).
+    static func readFile(_ path: String, limit: Int = Int.max, error: inout Int32) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            error = errno
+            return nil
+        }
+        defer { close(fd) }
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                error = errno
+                return nil
+            }
+            if count == 0 { return contents }
+            contents.append(contentsOf: chunk[0..<count])
+            if contents.count > limit {
+                error = EFBIG
+                return nil
+            }
+        }
+    }
+
+    /// The names in the directory at `path`, sorted, without `.` and `..`; `nil` with the `errno` in `error` when it
+    /// cannot be read.
+    static func directoryEntries(_ path: String, error: inout Int32) -> [String]? {
+        guard let directory = opendir(path) else {
+            error = errno
+            return nil
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
     /// Writes all of `text` to standard error.
     static func writeStandardError(_ text: String) {
         let bytes = Array(text.utf8)

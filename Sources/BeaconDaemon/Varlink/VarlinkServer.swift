@@ -273,6 +273,12 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
         try await withCore { try body($0.service) }
     }
 
+    /// Runs `body` with the service at once; must be called on the server's event loop.
+    package func withServiceOnLoop<T>(_ body: (Service) throws -> T) rethrows -> T {
+        eventLoop.preconditionInEventLoop()
+        return try body(core.value.service)
+    }
+
     /// Stops accepting, closes every connection after writing what is queued, and removes the socket file.
     package func shutdown() async {
         try? await serverChannel.close()

@@ -46,6 +46,14 @@ public enum BeaconInterfaces {
         #
         # Keys below lifecycle, session, system and daemon are reserved: clients can read and watch them,
         # but Set and Unset fail with ReadOnly.
+        #
+        # Schemas (see io.beacon.Settings) give keys a type and a default, and lockdown files lock keys.
+        # Every reply shows a key as clients see it: a key with no stored value but a default has that
+        # value, with default true and version 0; a locked key shows the value its lock forces, else its
+        # default, else its stored value, with locked naming the lockdown file. A Set of a value the
+        # key's schema refuses fails with TypeMismatch, and a Set or Unset of a locked key with Locked.
+        # ifVersion always compares with the stored value's version: a key that has only a default
+        # counts as absent (0).
         interface io.beacon.Properties
 
         # The credentials of the connection that made a change (SO_PEERCRED).
@@ -56,35 +64,59 @@ public enum BeaconInterfaces {
             command: ?string
         )
 
-        # A property as stored.
+        # The lockdown rule that locks a key.
+        type Lock (
+            # The lockdown file and the line of the rule.
+            file: string,
+            line: int,
+            # True when the rule forces a value, false when it locks the key at its default (or, for a
+            # key without a default, at its stored value).
+            forced: bool
+        )
+
+        # A property as clients see it.
         type Property (
             key: string,
             value: object,
-            # The version of the change that set the current value.
+            # The version of the change that set the stored value; 0 when the key has no stored value.
             version: int,
-            # Time of that change, in microseconds since the Unix epoch.
+            # Time of that change, in microseconds since the Unix epoch; 0 when there is none.
             modifiedUsec: int,
             # True when the property is removed when the connection that set it closes.
             ephemeral: bool,
-            origin: Origin
+            # Who set the stored value; the daemon for a default or a forced value.
+            origin: Origin,
+            # Present and true when value is the default of the key's schema (nothing is stored, or a
+            # lock holds the key at its default).
+            default: ?bool,
+            # Present when a lockdown file locks the key.
+            locked: ?Lock
         )
 
-        # One change of one key, as delivered by Watch.
+        # One change of one key, as delivered by Watch: a Set, an Unset, or a change of the key's default or
+        # lock (a schema or lockdown file that changed, a registration that came or went; such changes have
+        # the daemon as origin).
         type Change (
             key: string,
-            # The new value; absent when the key was deleted.
+            # The value the key now shows; absent when it has none. An Unset of a key with a default
+            # shows the default here, with deleted false and default true.
             value: ?object,
             # The previous value, only when Watch was called with old set to true; absent when the key did not
             # exist before, and in replayed and initial changes.
             old: ?object,
             version: int,
-            # True when the key was deleted by Unset or by its ephemeral owner going away.
+            # True when the key no longer has any value: deleted by Unset or by its ephemeral owner going
+            # away, with no default to fall back to.
             deleted: bool,
             # Who made the change.
-            origin: Origin
+            origin: Origin,
+            # Present and true when value is the key's default.
+            default: ?bool,
+            # Present and true when a lockdown file locks the key (Get tells which).
+            locked: ?bool
         )
 
-        # Returns the property stored under a key.
+        # Returns the property stored under a key, or its default or forced value when nothing is stored.
         method Get(key: string) -> (property: Property)
 
         # Stores a value under a key and returns the version of the change.
@@ -94,13 +126,22 @@ public enum BeaconInterfaces {
         # ephemeral, default false, ties the property to this connection: when the connection closes, the
         # property is deleted, with a change event. A persistent Set is answered only after the value has
         # been committed to the store.
-        method Set(key: string, value: object, ifVersion: ?int, ephemeral: ?bool) -> (version: int)
+        # A Set of the value the key already stores (equal JSON values, with the same ephemeral owner)
+        # changes nothing: no new version, no change event. Its reply then carries the stored version
+        # and unchanged true.
+        method Set(key: string, value: object, ifVersion: ?int, ephemeral: ?bool) -> (
+            version: int,
+            unchanged: ?bool
+        )
 
-        # Deletes a key and returns the version of the deletion. ifVersion works as in Set.
+        # Deletes a key's stored value and returns the version of the deletion. ifVersion works as in Set.
+        # A key with a default falls back to it: watchers see the default. A key with no stored value
+        # fails with KeyNotFound, even when it has a default (io.beacon.Settings.Reset does not).
         method Unset(key: string, ifVersion: ?int) -> (version: int)
 
-        # Lists the properties whose key is prefix or lies below it, sorted by key. An absent or empty
-        # prefix lists every property. version is the daemon's current version.
+        # Lists the properties whose key is prefix or lies below it, sorted by key, with the exact keys
+        # that have only a default or a forced value. An absent or empty prefix lists every property.
+        # version is the daemon's current version.
         method List(prefix: ?string) -> (properties: []Property, version: int)
 
         # Streams changes of the keys that match any of patterns. Requires "more": true.
@@ -112,7 +153,8 @@ public enum BeaconInterfaces {
         #     since set to it and misses nothing). When since is older than the deletion history the daemon
         #     keeps, resync is true and changes holds every current value instead: the client then drops
         #     every key it knows that is not in it;
-        #   - else with initial set to true: the current value of every matching key, in version order;
+        #   - else with initial set to true: the current value of every matching key, in version order,
+        #     defaults included (those with version 0 come first);
         #   - else nothing (an empty list).
         # Every later reply carries one or more changes in version order; version is then the version of
         # the last change. A client that reads too slowly gets changes of the same key coalesced into one
@@ -142,6 +184,13 @@ public enum BeaconInterfaces {
 
         # The encoded value is larger than the configured limit, both in bytes.
         error ValueTooLarge (key: string, size: int, limit: int)
+
+        # The value does not conform to the key's schema. expected summarises the schema ("integer
+        # 6...72", "one of \"a\", \"b\""); reason says what is wrong and where in the value.
+        error TypeMismatch (key: string, expected: string, reason: string)
+
+        # A lockdown file locks the key: file and line name the rule.
+        error Locked (key: string, file: string, line: int)
         """
 
     /// `io.beacon.Notifications`: a notification bus with NotificationCenter semantics.
@@ -192,6 +241,116 @@ public enum BeaconInterfaces {
         error InvalidPattern (pattern: string, reason: string)
         """
 
+    /// `io.beacon.Settings`: schemas, defaults and lockdown.
+    public static let settings = """
+        # Schemas, defaults and lockdown for io.beacon.Properties.
+        #
+        # Schema files are JSON files (*.json) in the daemon's schema directories: $XDG_DATA_HOME/beacon/
+        # schemas, then beacon/schemas in each of $XDG_DATA_DIRS (the configuration's settings.schemaDirs
+        # replaces that list). A file declares keys or key patterns, each with a type in a subset of JSON
+        # Schema (type, enum, const, minimum, maximum, exclusiveMinimum, exclusiveMaximum, minLength,
+        # maxLength, items, minItems, maxItems, properties, required, additionalProperties) and, for exact
+        # keys, a default, a summary and a description:
+        #   {"keys": {"app.editor.font-size": {"type": "integer", "minimum": 6, "maximum": 72,
+        #                                       "default": 12, "summary": "Font size"}}}
+        # The first declaration of a key wins, in directory order, then files by name, then registrations
+        # by age; an exact key wins over a pattern.
+        #
+        # Lockdown files are every file of the lockdown directory (settings.lockdownDir, by default
+        # /etc/beacon/lockdown.d), one rule a line: "KEY-OR-PATTERN = JSON" forces a value, a lone
+        # "KEY-OR-PATTERN" locks keys at their default (a key without one keeps its stored value,
+        # read-only). Blank lines and lines starting with "#" are ignored. Later files by name win.
+        #
+        # Changes to both directories apply without a restart (inotify, and SIGHUP): watchers of every key
+        # whose value, default or lock changed get a change. A bad file, or a bad part of one, is skipped
+        # with a log line naming the file, the line and the problem, reported by Schemas and by
+        # io.beacon.Daemon.Status; the rest still applies.
+        interface io.beacon.Settings
+
+        # A problem found in a schema or lockdown file; line 0 concerns the whole file.
+        type Problem (file: string, line: int, problem: string)
+
+        type SchemaKey (
+            # The key or pattern.
+            key: string,
+            # A summary of its type, for example "integer 6...72".
+            type: string,
+            default: ?object,
+            summary: ?string,
+            line: int
+        )
+
+        type SchemaSource (
+            # The file, or "client ID (COMMAND)" for a registration.
+            source: string,
+            registered: bool,
+            keys: []SchemaKey
+        )
+
+        type LockRule (key: string, line: int, value: ?object)
+
+        type LockdownSource (file: string, rules: []LockRule)
+
+        type Lock (file: string, line: int, forced: bool)
+
+        # Everything known of one key. value is what Get shows (absent when it shows nothing), set tells
+        # whether a value is stored, version is the stored value's version (0 when none). The schema part
+        # (type, schema, pattern, defaultValue, summary, description, source, line) is present when a
+        # schema declares the key; pattern is the declaration that matched.
+        method Describe(key: string) -> (
+            key: string,
+            value: ?object,
+            default: ?bool,
+            set: bool,
+            version: int,
+            ephemeral: bool,
+            type: ?string,
+            schema: ?object,
+            pattern: ?string,
+            defaultValue: ?object,
+            summary: ?string,
+            description: ?string,
+            source: ?string,
+            line: ?int,
+            locked: ?Lock
+        )
+
+        # Removes the stored value of a key, which falls back to its default. Unlike
+        # io.beacon.Properties.Unset, a key with nothing stored is not an error. With recursive, every key
+        # below key (key itself included) is reset, except locked ones, which are listed in locked; without
+        # it a locked key fails with io.beacon.Properties.Locked. reset lists the keys whose stored value
+        # was removed; version is the daemon's version after the call.
+        method Reset(key: string, recursive: ?bool) -> (version: int, reset: []string, locked: []string)
+
+        # The schemas and lockdown rules in force, where each came from, and the problems found.
+        method Schemas() -> (schemas: []SchemaSource, lockdown: []LockdownSource, problems: []Problem)
+
+        # Registers schemas and defaults for the lifetime of this connection, in the schema file format:
+        # {"keys": {KEY: SCHEMA}}. They rank after every schema file, and a key a file declares keeps the
+        # file's declaration. A second Register on the connection replaces the first. When the
+        # connection closes, its declarations go, and watchers see the defaults that go with them. Fails
+        # with InvalidSchema, registering nothing, when any part is bad.
+        method Register(schema: object) -> (keys: int)
+
+        # The stored, persistent values of the keys at or below prefix (every key when absent), by key
+        # relative to prefix ("" for prefix itself). Defaults and ephemeral values are left out.
+        method Dump(prefix: ?string) -> (values: object, version: int)
+
+        # Stores values, by key relative to prefix, as Dump gives them: to restore a subtree or to move
+        # it under another prefix. All or nothing: when any key is invalid or reserved or any value
+        # fails its schema, nothing is stored and the error is the one Set would give. Locked keys are
+        # skipped and listed; values already stored count as unchanged.
+        method Load(prefix: ?string, values: object) -> (
+            version: int,
+            changed: int,
+            unchanged: int,
+            locked: []string
+        )
+
+        # A schema given to Register has problems.
+        error InvalidSchema (problems: []string)
+        """
+
     /// `io.beacon.Daemon`: the daemon's own state.
     public static let daemon = """
         # The state of the daemon.
@@ -222,8 +381,22 @@ public enum BeaconInterfaces {
             bridge: ?[string]string,
             # Present while the store fails to take writes (a full disk, say): why, and since when. Reads are
             # served meanwhile, and writes fail with io.beacon.StoreFailed until a commit succeeds again.
-            storeError: ?StoreErrorState
+            storeError: ?StoreErrorState,
+            # The schemas and lockdown rules in force, and the problems of their files.
+            settings: ?SettingsState
         )
+
+        type SettingsState (
+            schemaFiles: int,
+            lockdownFiles: int,
+            # Keys and patterns declared, files and registrations together.
+            schemaKeys: int,
+            locks: int,
+            registrations: int,
+            problems: []SettingsProblem
+        )
+
+        type SettingsProblem (file: string, line: int, problem: string)
 
         type StoreErrorState (
             reason: string,
@@ -318,6 +491,7 @@ public enum BeaconInterfaces {
         ("io.beacon", common),
         ("io.beacon.Properties", properties),
         ("io.beacon.Notifications", notifications),
+        ("io.beacon.Settings", settings),
         ("io.beacon.Daemon", daemon),
         ("io.beacon.Lifecycle", lifecycle),
     ]

@@ -1,0 +1,278 @@
+import BeaconProtocol
+
+/// Defaults, types and locks: the bus's side of the ``SettingsOverlay``.
+///
+/// The hot paths pay only when a rule exists: a Set checks ``SettingsOverlay/isEmpty`` and then the rule cached in the
+/// key's entry; a Get of a stored key answers its cached reply, which a settings change clears.
+extension BeaconBus {
+    // MARK: Loading
+
+    /// Reads the schema and lockdown directories again and applies what changed, with change events for every key
+    /// whose value, default or lock changed.
+    package func reloadSettingsFiles() {
+        guard let settingsPaths else { return }
+        fileSettings = SettingsLoader(
+            paths: settingsPaths, keyLimits: limits.keyLimits, maxValueSize: limits.maxValueSize
+        ).load()
+        rebuildSettings()
+    }
+
+    /// Uses `paths` from now on and reads them.
+    func updateSettingsPaths(_ paths: SettingsPaths) {
+        settingsPaths = paths
+        reloadSettingsFiles()
+    }
+
+    /// Compiles the files and the registrations into a new overlay and applies it.
+    func rebuildSettings(quietly: Bool = false) {
+        let registered = registrations.values.sorted { $0.order < $1.order }.map(\.source)
+        let overlay = SettingsOverlay(
+            schemaSources: fileSettings.schemas + registered, lockdownSources: fileSettings.lockdown,
+            problems: fileSettings.problems)
+        replaceSettings(overlay, quietly: quietly)
+    }
+
+    /// Applies `new`: every key whose shown value, default flag or lock changed gets a change event with a version of
+    /// its own. `quietly` (at start-up) publishes nothing.
+    func replaceSettings(_ new: SettingsOverlay, quietly: Bool = false) {
+        let old = settings
+        logNewProblems(of: new, comparedWith: old)
+        var affected = old.exactKeys.union(new.exactKeys)
+        let patterns = old.lockPatterns + new.lockPatterns
+        if !patterns.isEmpty {
+            for name in table.entries.keys {
+                let key = PropertyTable.trustedKey(name)
+                if patterns.contains(where: { $0.matches(key) }) { affected.insert(name) }
+            }
+        }
+        settings = new
+        for index in table.entries.indices {
+            table.entries.values[index].getReply = nil
+        }
+        guard !quietly else { return }
+        var changed = 0
+        for name in affected.sorted() {
+            let stored = table.entries[name]?.value
+            let before = old.effective(stored: stored, rule: old.rule(for: name))
+            let after = new.effective(stored: stored, rule: new.rule(for: name))
+            guard !Self.sameShown(before, after) else { continue }
+            let version = table.nextSettingsVersion()
+            overlayVersions[name] = version
+            fanOut.append(
+                ChangeEvent(
+                    key: PropertyTable.trustedKey(name), value: after.value, old: before.value, version: version,
+                    origin: .daemon, flags: after.flags))
+            changed += 1
+        }
+        if changed > 0 { requestEndOfTick() }
+        logger.info(
+            "settings applied",
+            metadata: [
+                "schemas": "\(new.schemas.count)", "locks": "\(new.locks.count)", "changedKeys": "\(changed)",
+                "problems": "\(new.problems.count)",
+            ])
+    }
+
+    /// Whether two effective states look the same to a client: value, default flag and whether locked.
+    static func sameShown(_ a: SettingsOverlay.Effective, _ b: SettingsOverlay.Effective) -> Bool {
+        a.value == b.value && a.isDefault == b.isDefault && (a.lock >= 0) == (b.lock >= 0)
+    }
+
+    /// One log line per problem, the first time it is seen: a file that stays bad is not logged at every reload.
+    private func logNewProblems(of new: SettingsOverlay, comparedWith old: SettingsOverlay) {
+        let known = Set(old.problems)
+        for problem in new.problems where !known.contains(problem) {
+            logger.warning(
+                "skipping part of a settings file: \(problem.problem)",
+                metadata: ["file": "\(problem.file)", "line": "\(problem.line)"])
+        }
+    }
+
+    // MARK: Rules
+
+    /// The rules of `name`, cached in its entry at `index` when it has one.
+    func settingsRule(_ name: String, at index: [String: PropertyTable.Entry].Index?) -> SettingsOverlay.Rule {
+        guard let index else { return settings.rule(for: name) }
+        if table.entries.values[index].ruleEpoch == settings.epoch { return table.entries.values[index].rule }
+        let rule = settings.rule(for: name)
+        table.entries.values[index].ruleEpoch = settings.epoch
+        table.entries.values[index].rule = rule
+        return rule
+    }
+
+    /// Fails a Set of `name` to `encoded` that a lock or the key's schema refuses.
+    func checkSet(_ name: String, _ encoded: [UInt8], at index: [String: PropertyTable.Entry].Index?)
+        throws(VarlinkError)
+    {
+        let rule = settingsRule(name, at: index)
+        if rule.lock >= 0 { throw lockedError(name, rule) }
+        guard rule.schema >= 0 else { return }
+        try checkType(name, encoded, schema: settings.schemas[Int(rule.schema)].schema)
+    }
+
+    func checkType(_ name: String, _ encoded: [UInt8], schema: JSONSchema) throws(VarlinkError) {
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: encoded, limits: Self.storedValueLimits)
+        } catch {
+            throw BusError.typeMismatch(name, expected: schema.typeSummary, reason: "\(error)")
+        }
+        if let violation = schema.violation(of: value) {
+            throw BusError.typeMismatch(name, expected: schema.typeSummary, reason: violation)
+        }
+    }
+
+    /// Fails an Unset (or reset) of a locked key.
+    func checkUnset(_ name: String) throws(VarlinkError) {
+        let rule = settingsRule(name, at: table.entries.index(forKey: name))
+        if rule.lock >= 0 { throw lockedError(name, rule) }
+    }
+
+    private func lockedError(_ name: String, _ rule: SettingsOverlay.Rule) -> VarlinkError {
+        let lock = settings.locks[Int(rule.lock)]
+        return BusError.locked(name, file: lock.file, line: lock.line)
+    }
+
+    // MARK: Publishing
+
+    /// Queues `change` as watchers see it: through the key's default and lock.
+    @inline(__always)
+    func publish(_ change: ChangeEvent) {
+        if settings.isEmpty {
+            fanOut.append(change)
+        } else {
+            publishThroughSettings(change)
+        }
+    }
+
+    private func publishThroughSettings(_ change: ChangeEvent) {
+        let rule = settings.rule(for: change.key.rawValue)
+        guard rule != .none else {
+            fanOut.append(change)
+            return
+        }
+        let before = settings.effective(stored: change.old, rule: rule)
+        let after = settings.effective(stored: change.value, rule: rule)
+        // A locked key whose ephemeral owner left, say, shows the same value as before: nothing to tell.
+        guard !Self.sameShown(before, after) else { return }
+        fanOut.append(
+            ChangeEvent(
+                key: change.key, value: after.value, old: before.value, version: change.version,
+                origin: change.origin, flags: after.flags))
+    }
+
+    /// `events` (a replay or a snapshot of stored state) as watchers see them, with the keys that have a value only
+    /// through the settings added: all of them when `since` is `nil`, else those whose settings changed after it.
+    func throughSettings(
+        _ events: [ChangeEvent], since: Int64?, matching matches: (PropertyKey) -> Bool
+    ) -> [ChangeEvent] {
+        guard !settings.isEmpty || !overlayVersions.isEmpty else { return events }
+        var result: [ChangeEvent] = []
+        result.reserveCapacity(events.count)
+        var seen: [String: Int] = [:]
+        for event in events {
+            let name = event.key.rawValue
+            let rule = settings.rule(for: name)
+            let shown = settings.effective(stored: event.value, rule: rule)
+            var version = event.version
+            if let since, let changed = overlayVersions[name], changed > since { version = max(version, changed) }
+            seen[name] = result.count
+            result.append(
+                ChangeEvent(
+                    key: event.key, value: shown.value, old: nil, version: version, origin: event.origin,
+                    flags: shown.flags))
+        }
+        var extra: [String] = []
+        if let since {
+            extra = overlayVersions.compactMap { $0.value > since ? $0.key : nil }
+        } else {
+            extra = settings.keysWithValues
+        }
+        for name in extra where seen[name] == nil {
+            let entry = table.entries[name]
+            // A snapshot has every stored key already.
+            if since == nil && entry != nil { continue }
+            let key = PropertyTable.trustedKey(name)
+            guard matches(key) else { continue }
+            let shown = settings.effective(stored: entry?.value, rule: settings.rule(for: name))
+            // A since replay tells of a key whose default went away as a deletion; a snapshot leaves it out.
+            if shown.value == nil && since == nil { continue }
+            result.append(
+                ChangeEvent(
+                    key: key, value: shown.value, old: nil, version: overlayVersions[name] ?? 0, origin: .daemon,
+                    flags: shown.flags))
+        }
+        result.sort { $0.version < $1.version }
+        return result
+    }
+
+    // MARK: Reading
+
+    /// Encodes the `Property` of a stored key as clients see it.
+    func encodeStoredProperty(_ key: String, _ entry: PropertyTable.Entry, into buffer: inout [UInt8]) {
+        let shown = settings.effective(stored: entry.value, rule: settings.rule(for: key))
+        encodeProperty(
+            key, value: shown.value ?? entry.value, version: entry.version, modifiedUsec: entry.modifiedUsec,
+            ephemeral: entry.ephemeralOwner != nil, origin: entry.origin, shown: shown, into: &buffer)
+    }
+
+    /// Encodes the `Property` of a key that has a value only through the settings; false when it has none.
+    func encodeUnstoredProperty(_ key: String, into buffer: inout [UInt8]) -> Bool {
+        let shown = settings.effective(stored: nil, rule: settings.rule(for: key))
+        guard let value = shown.value else { return false }
+        encodeProperty(
+            key, value: value, version: 0, modifiedUsec: 0, ephemeral: false, origin: .daemon, shown: shown,
+            into: &buffer)
+        return true
+    }
+
+    private func encodeProperty(
+        _ key: String, value: [UInt8], version: Int64, modifiedUsec: Int64, ephemeral: Bool, origin: Origin,
+        shown: SettingsOverlay.Effective, into buffer: inout [UInt8]
+    ) {
+        JSONWriter.appendASCII("{\"key\":", to: &buffer)
+        JSONWriter.appendString(key, to: &buffer)
+        JSONWriter.appendASCII(",\"value\":", to: &buffer)
+        buffer.append(contentsOf: value)
+        JSONWriter.appendASCII(",\"version\":", to: &buffer)
+        JSONWriter.appendInt(version, to: &buffer)
+        JSONWriter.appendASCII(",\"modifiedUsec\":", to: &buffer)
+        JSONWriter.appendInt(modifiedUsec, to: &buffer)
+        JSONWriter.appendASCII(
+            ephemeral ? ",\"ephemeral\":true,\"origin\":" : ",\"ephemeral\":false,\"origin\":", to: &buffer)
+        origin.encode(into: &buffer)
+        if shown.isDefault { JSONWriter.appendASCII(",\"default\":true", to: &buffer) }
+        if shown.lock >= 0 {
+            let lock = settings.locks[Int(shown.lock)]
+            JSONWriter.appendASCII(",\"locked\":{\"file\":", to: &buffer)
+            JSONWriter.appendString(lock.file, to: &buffer)
+            JSONWriter.appendASCII(",\"line\":", to: &buffer)
+            JSONWriter.appendInt(Int64(lock.line), to: &buffer)
+            JSONWriter.appendASCII(lock.forcedValue != nil ? ",\"forced\":true}" : ",\"forced\":false}", to: &buffer)
+        }
+        buffer.append(UInt8(ascii: "}"))
+    }
+
+    /// Answers a Get of a key without a stored value that has a default or a forced value; false when it has none.
+    func getUnstored(_ name: String, client: BusClient) -> Bool {
+        var reply: [UInt8] = []
+        JSONWriter.appendASCII("{\"parameters\":{\"property\":", to: &reply)
+        guard encodeUnstoredProperty(name, into: &reply) else { return false }
+        JSONWriter.appendASCII("}}", to: &reply)
+        reply.append(0)
+        client.connection.sendEncoded { $0.append(contentsOf: reply) }
+        return true
+    }
+
+    /// The keys below `prefix` (every key when `nil`) that have a value only through the settings.
+    func unstoredKeys(below prefix: PropertyKey?) -> [PropertyKey] {
+        guard !settings.isEmpty else { return [] }
+        return settings.keysWithValues.compactMap { name in
+            guard table.entries[name] == nil else { return nil }
+            let key = PropertyTable.trustedKey(name)
+            if let prefix, !key.hasPrefix(prefix) { return nil }
+            guard settings.effective(stored: nil, rule: settings.rule(for: name)).value != nil else { return nil }
+            return key
+        }
+    }
+}
