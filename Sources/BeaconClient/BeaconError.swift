@@ -19,7 +19,7 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: Hashable, Sendable {
             case keyNotFound, versionMismatch, readOnly, invalidKey, invalidPattern, valueTooLarge
-            case invalidName, limitExceeded, protocolError
+            case invalidName, limitExceeded, protocolError, typeMismatch, locked, invalidSchema, storeFailed
             case interfaceNotFound, methodNotFound, methodNotImplemented, invalidParameter, permissionDenied
             case expectedMore, otherRemote
             case invalidAddress, connectionFailed, connectionClosed, notConnected, invalidReply
@@ -39,6 +39,15 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
         public static let invalidPattern = Code(base: .invalidPattern)
         /// `io.beacon.Properties.ValueTooLarge`.
         public static let valueTooLarge = Code(base: .valueTooLarge)
+        /// `io.beacon.Properties.TypeMismatch`: the value does not conform to the key's schema; the parameters
+        /// `expected` and `reason` say how.
+        public static let typeMismatch = Code(base: .typeMismatch)
+        /// `io.beacon.Properties.Locked`: a lockdown file locks the key; the parameters `file` and `line` name the rule.
+        public static let locked = Code(base: .locked)
+        /// `io.beacon.Settings.InvalidSchema`: a registered schema has problems, listed in the parameter `problems`.
+        public static let invalidSchema = Code(base: .invalidSchema)
+        /// `io.beacon.StoreFailed`: the daemon could not make the call's changes durable; nothing changed.
+        public static let storeFailed = Code(base: .storeFailed)
         /// `io.beacon.Notifications.InvalidName`.
         public static let invalidName = Code(base: .invalidName)
         /// `io.beacon.LimitExceeded`: a per-connection or per-user limit of the daemon.
@@ -139,6 +148,10 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
         "io.beacon.Properties.InvalidKey": .invalidKey,
         "io.beacon.Properties.InvalidPattern": .invalidPattern,
         "io.beacon.Properties.ValueTooLarge": .valueTooLarge,
+        "io.beacon.Properties.TypeMismatch": .typeMismatch,
+        "io.beacon.Properties.Locked": .locked,
+        "io.beacon.Settings.InvalidSchema": .invalidSchema,
+        "io.beacon.StoreFailed": .storeFailed,
         "io.beacon.Notifications.InvalidName": .invalidName,
         "io.beacon.Notifications.InvalidPattern": .invalidPattern,
         "io.beacon.LimitExceeded": .limitExceeded,

@@ -1,4 +1,5 @@
 import BeaconBlockingClient
+import BeaconProtocol
 import Dispatch
 import NIOCore
 import Signals
@@ -28,6 +29,8 @@ final class CommandLink: Sendable {
     /// The published connection state.
     let state: Property<BeaconClient.ConnectionState>
     private let locked = Mutex(State())
+    /// The schema entries registered with ``register(_:)``, by key: registered again on every new connection.
+    private let registered = Mutex<[String: JSONValue]>([:])
     /// Publishes state changes one at a time, each time the latest state, so that racing transitions cannot
     /// leave a stale value published.
     private let publisher = DispatchQueue(label: "io.beacon.client.connection-state")
@@ -67,8 +70,15 @@ final class CommandLink: Sendable {
     private func attemptConnection() async -> Result<VarlinkClientConnection, BeaconError> {
         let result: Result<VarlinkClientConnection, BeaconError>
         do throws(BeaconError) {
-            result = .success(
-                try await VarlinkClientConnection.connect(to: address, maxMessageSize: options.maxMessageSize))
+            let connection = try await VarlinkClientConnection.connect(
+                to: address, maxMessageSize: options.maxMessageSize)
+            // A registration lasts as long as its connection: each new one registers again, before any call of the
+            // client's runs on it.
+            let schema = registered.withLock { $0 }
+            if !schema.isEmpty {
+                _ = try? await connection.call(Self.registerMethod, ["schema": .object(["keys": .object(schema)])])
+            }
+            result = .success(connection)
         } catch {
             result = .failure(.notConnected(address, cause: error))
         }
@@ -154,6 +164,24 @@ final class CommandLink: Sendable {
             return .success(try await connection())
         } catch {
             return .failure(error)
+        }
+    }
+
+    static let registerMethod = "io.beacon.Settings.Register"
+
+    /// Adds `entries` (schema entries by key) to the client's registration and registers the whole of it on the
+    /// command connection. A registration the daemon refuses is taken back.
+    func register(_ entries: [String: JSONValue]) async throws(BeaconError) {
+        let previous = registered.withLock { registered in
+            defer { registered.merge(entries) { $1 } }
+            return registered
+        }
+        do throws(BeaconError) {
+            let schema = registered.withLock { $0 }
+            _ = try await connection().call(Self.registerMethod, ["schema": .object(["keys": .object(schema)])])
+        } catch {
+            registered.withLock { $0 = previous }
+            throw error
         }
     }
 

@@ -20,7 +20,30 @@ public struct BeaconOrigin: Sendable, Hashable {
     }
 }
 
-/// A property as the daemon stores it.
+/// The lockdown rule that locks a key: an administrator's file under the daemon's lockdown directory.
+public struct BeaconLock: Sendable, Hashable {
+    /// The lockdown file.
+    public var file: String
+    /// The line of the rule in it.
+    public var line: Int
+    /// Whether the rule forces a value; otherwise it holds the key at its default.
+    public var forced: Bool
+
+    public init(file: String, line: Int, forced: Bool) {
+        self.file = file
+        self.line = line
+        self.forced = forced
+    }
+
+    init(parsing value: JSONValue?) throws(BeaconError) {
+        let reader = try ReplyReader(value, "locked")
+        self.init(
+            file: try reader.string("file"), line: Int(try reader.int("line")),
+            forced: reader.bool("forced", default: false))
+    }
+}
+
+/// A property as the daemon shows it: its stored value, or its schema's default, or the value a lock forces.
 public struct BeaconProperty: Sendable, Hashable {
     public var key: String
     public var value: JSONValue
@@ -31,6 +54,10 @@ public struct BeaconProperty: Sendable, Hashable {
     /// Whether the property goes away with the connection that set it.
     public var ephemeral: Bool
     public var origin: BeaconOrigin
+    /// Whether ``value`` is the default of the key's schema rather than a stored value (``version`` is then 0).
+    public var isDefault: Bool = false
+    /// The lockdown rule that locks the key, if one does.
+    public var lock: BeaconLock?
 
     public init(
         key: String,
@@ -58,6 +85,8 @@ public struct BeaconProperty: Sendable, Hashable {
             ephemeral: reader.bool("ephemeral", default: false),
             origin: try BeaconOrigin(parsing: reader.members["origin"])
         )
+        isDefault = reader.bool("default", default: false)
+        if let lock = reader.members["locked"] { self.lock = try BeaconLock(parsing: lock) }
     }
 
     /// ``value`` decoded as `type`; throws ``BeaconError/Code/decodingFailed``.
@@ -76,6 +105,10 @@ public struct PropertyChange: Sendable, Hashable {
     public var version: Int64
     public var deleted: Bool
     public var origin: BeaconOrigin?
+    /// Whether ``value`` is the default of the key's schema: nothing is stored, or a lock holds the key at its default.
+    public var isDefault: Bool = false
+    /// Whether a lockdown file locks the key.
+    public var isLocked: Bool = false
 
     public init(
         key: String,
@@ -106,6 +139,8 @@ public struct PropertyChange: Sendable, Hashable {
             deleted: deleted,
             origin: try? BeaconOrigin(parsing: reader.members["origin"])
         )
+        isDefault = reader.bool("default", default: false)
+        isLocked = reader.bool("locked", default: false)
     }
 
     /// ``value`` decoded as `type` (`nil` for a deletion); throws ``BeaconError/Code/decodingFailed``.
