@@ -3,8 +3,10 @@
 # unlike wall-clock rates). Each workload of the bus benchmark runs at two lengths against a fresh daemon; the
 # difference of the daemon's instruction totals divided by the extra operations removes start-up and shutdown.
 #
-# usage: [KEEP=1] [ONLY=REGEX] scripts/callgrind-ops.sh [BEACOND]   (default: the release build; needs valgrind and
-# gcc). ONLY runs the workloads whose names match the extended regular expression, e.g. ONLY='Get|1->1'.
+# usage: [KEEP=1] [ONLY=REGEX] [SCHEMA=1] scripts/callgrind-ops.sh [BEACOND]   (default: the release build; needs
+# valgrind and gcc). ONLY runs the workloads whose names match the extended regular expression, e.g. ONLY='Get|1->1'.
+# SCHEMA=1 gives the benchmark's keys a schema (an object with a bounded string member, no other members) and the
+# daemon a lockdown rule of other keys, so that every Get and Set goes through the settings' checks.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -ge 1 ]; then
@@ -21,6 +23,16 @@ if [ "${KEEP:-0}" = 1 ]; then
 else
 	trap 'rm -rf "$WORK"' EXIT
 fi
+# The daemon reads schemas and lockdown files from these directories only, never the machine's.
+mkdir -p "$WORK/schemas" "$WORK/lockdown"
+if [ "${SCHEMA:-0}" = 1 ]; then
+	typed='{"type": "object", "properties": {"p": {"type": "string", "maxLength": 256}}, "required": ["p"],
+		"additionalProperties": false}'
+	cat >"$WORK/schemas/bench.json" <<-EOF
+		{"keys": {"bench.get": $typed, "bench.value": $typed, "bench.other.*": {"type": "integer", "default": 0}}}
+	EOF
+	echo 'other.locked.** = true' >"$WORK/lockdown/bench"
+fi
 gcc -O2 -shared -fPIC -o "$WORK/sigsuspend.so" "$ROOT/scripts/valgrind-sigsuspend.c" -ldl
 # valgrind 3.19 cannot read the debug information of Swift binaries.
 strip --strip-debug -o "$WORK/beacond" "$BEACOND"
@@ -33,6 +45,7 @@ total() {
 	local socket=$dir/run/beacon.sock
 	env XDG_RUNTIME_DIR="$dir/run" XDG_STATE_HOME="$dir/state" XDG_CONFIG_HOME="$dir/config" \
 		BEACON_ADDRESS="unix:$socket" BEACON_LIMITS_MAX_QUEUED_BYTES=268435456 BEACON_LOG_LEVEL=warning \
+		BEACON_SETTINGS_SCHEMA_DIRS="$WORK/schemas" BEACON_SETTINGS_LOCKDOWN_DIR="$WORK/lockdown" \
 		DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/no-bus" LD_PRELOAD="$WORK/sigsuspend.so" \
 		valgrind --tool=callgrind --callgrind-out-file="$dir/out" "$WORK/beacond" >"$dir/log" 2>&1 &
 	local daemon=$!

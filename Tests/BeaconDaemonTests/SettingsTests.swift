@@ -112,7 +112,7 @@ struct SettingsTests {
         let watcher = try setup.daemon.connect()
         _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["app.**"]], more: true)
         let again = try client.parameters(
-            "io.beacon.Properties.Set", ["key": "app.mode", "value": ["b": [true, nil], "a": 1]])
+            "io.beacon.Properties.Set", ["key": "app.mode", "value": ["a": 1, "b": [true, nil]]])
         #expect(again["unchanged"] == true)
         #expect(again["version"]?.intValue == version)
         let other = try client.set("app.other", 1)

@@ -74,6 +74,10 @@ struct JSONSchemaTests {
         #expect(fixed.violation(of: ["a": .double(1)]) == nil)
         #expect(fixed.violation(of: ["a": 2]) == #"expected {"a":1}"#)
         #expect(try schema(#"{"const": 2, "enum": [1, 2.0]}"#).violation(of: 2) == nil)
+        let null = try schema(#"{"const": null}"#)
+        #expect(null.violation(of: nil) == nil)
+        #expect(null.violation(of: 0) == "expected null")
+        #expect(null.typeSummary == "exactly null")
         #expect(throws: JSONSchemaError(path: "const", reason: "the value is not among the enum values")) {
             try schema(#"{"const": 3, "enum": [1, 2]}"#)
         }
@@ -203,7 +207,7 @@ struct JSONSchemaTests {
         (#"{"additionalProperties": 1}"#, "additionalProperties: expected a boolean or a schema object"),
         (#"{"additionalProperties": {"type": "x"}}"#, #"additionalProperties.type: unknown type "x""#),
         (#"{"format": "email"}"#, #"unsupported keyword "format""#),
-        (#"{"default": 1}"#, #"unsupported keyword "default""#),
+        (#"{"readOnly": true}"#, #"unsupported keyword "readOnly""#),
         (##"{"items": {"$ref": "#"}}"##, #"items: unsupported keyword "$ref""#),
         (#"{"properties": {"a": {"oneOf": []}}}"#, #"properties.a: unsupported keyword "oneOf""#),
     ])
@@ -231,6 +235,11 @@ struct JSONSchemaTests {
         )
         #expect(annotated.violation(of: "anything") == nil)
         #expect(annotated.typeSummary == "any")
+        // Nested schemas often describe their members; those annotations are no error either.
+        let nested = try schema(
+            #"{"type": "object", "properties": {"size": {"type": "integer", "description": "d", "default": 3}}}"#)
+        #expect(nested.violation(of: ["size": 4]) == nil)
+        #expect(nested.violation(of: ["size": "4"]) != nil)
     }
 
     @Test(arguments: [

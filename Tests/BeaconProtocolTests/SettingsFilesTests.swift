@@ -129,6 +129,16 @@ struct SchemaFileTests {
         #expect(file.problems[0].problem.contains(problem), "\(file.problems[0].problem)")
     }
 
+    @Test func aNullDefaultIsADefault() throws {
+        let file = SchemaFile.parse(bytes(#"{"keys": {"a.b": {"type": ["string", "null"], "default": null}}}"#))
+        #expect(file.problems == [])
+        let entry = try #require(file.entries.first)
+        #expect(entry.defaultValue == .some(.null))
+        let refused = SchemaFile.parse(bytes(#"{"keys": {"a.b": {"type": "string", "default": null}}}"#))
+        #expect(refused.entries.isEmpty)
+        #expect(refused.problems.first?.problem == "\"a.b\": default does not conform: expected string, got null")
+    }
+
     @Test func keyLimitsApply() {
         let text = #"{"keys": {"a.b.c": {}, "a.b": {}}}"#
         let file = SchemaFile.parse(bytes(text), keyLimits: KeyLimits(maxLength: 256, maxDepth: 2))

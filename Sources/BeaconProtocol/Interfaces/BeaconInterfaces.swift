@@ -126,9 +126,9 @@ public enum BeaconInterfaces {
         # ephemeral, default false, ties the property to this connection: when the connection closes, the
         # property is deleted, with a change event. A persistent Set is answered only after the value has
         # been committed to the store.
-        # A Set of the value the key already stores (equal JSON values, with the same ephemeral owner)
-        # changes nothing: no new version, no change event. Its reply then carries the stored version
-        # and unchanged true.
+        # A Set of the value the key already stores (the same compact JSON text, so an object's members
+        # in the same order, with the same ephemeral owner) changes nothing: no new version, no change
+        # event. Its reply then carries the stored version and unchanged true.
         method Set(key: string, value: object, ifVersion: ?int, ephemeral: ?bool) -> (
             version: int,
             unchanged: ?bool

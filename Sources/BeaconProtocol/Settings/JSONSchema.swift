@@ -2,7 +2,8 @@
 ///
 /// Supported keywords: `type`, `enum`, `const`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
 /// `minLength`, `maxLength`, `items`, `minItems`, `maxItems`, `properties`, `required` and `additionalProperties`.
-/// The annotations `title`, `$comment`, `$schema` and `examples` are accepted and ignored; any other keyword is
+/// The annotations `title`, `description`, `default`, `$comment`, `$schema` and `examples` are accepted and ignored
+/// (a settings key's own default and description are read by ``SchemaFile``, not here); any other keyword is
 /// refused, so that a schema never silently means less than its author wrote.
 ///
 /// As in JSON Schema, a keyword constrains only the values of its own type (`minimum` says nothing about a string)
@@ -128,18 +129,18 @@ enum SchemaNumber: Sendable, Hashable {
     }
 }
 
-/// What `additionalProperties` allows.
-enum AdditionalProperties: Sendable {
-    case allowed
-    case forbidden
-    case schema(SchemaNode)
-}
-
 /// One level of a parsed schema. Immutable, hence `Sendable`.
 final class SchemaNode: Sendable {
     struct Property: Sendable {
         let name: String
         let node: SchemaNode
+    }
+
+    /// What `additionalProperties` allows.
+    enum AdditionalProperties: Sendable {
+        case allowed
+        case forbidden
+        case schema(SchemaNode)
     }
 
     /// The types allowed, as ``SchemaType/bit``s; 0 for any.
@@ -213,7 +214,9 @@ final class SchemaNode: Sendable {
 
     // MARK: Parsing
 
-    private static let annotations: Set<String> = ["title", "$comment", "$schema", "examples"]
+    private static let annotations: Set<String> = [
+        "title", "description", "default", "$comment", "$schema", "examples",
+    ]
 
     /// Parses the schema object `value` found at `path` (dot-separated, empty for the root).
     static func parse(_ value: JSONValue, path: String) throws(JSONSchemaError) -> SchemaNode {
