@@ -50,7 +50,7 @@ extension BeaconBus {
         // other name is checked (and a non-ASCII one refused) like a name that finds nothing.
         guard Self.isASCII(name), let index = table.entries.index(forKey: name) else {
             _ = try parseKey(name)
-            if !settings.isEmpty, getUnstored(name, client: client) { return }
+            if hasSettings, getUnstored(name, client: client) { return }
             throw BusError.keyNotFound(name)
         }
         if let reply = table.entries.values[index].getReply {
@@ -84,7 +84,7 @@ extension BeaconBus {
     }
 
     func encodeProperty(_ key: String, _ entry: PropertyTable.Entry, into buffer: inout [UInt8]) {
-        guard settings.isEmpty else { return encodeStoredProperty(key, entry, into: &buffer) }
+        guard !hasSettings else { return encodeStoredProperty(key, entry, into: &buffer) }
         JSONWriter.appendASCII("{\"key\":", to: &buffer)
         JSONWriter.appendString(key, to: &buffer)
         JSONWriter.appendASCII(",\"value\":", to: &buffer)
@@ -113,7 +113,7 @@ extension BeaconBus {
             throw BusError.valueTooLarge(name, size: encoded.count, limit: limits.maxValueSize)
         }
         let index = table.entries.index(forKey: name)
-        if !settings.isEmpty { try checkSet(name, encoded, at: index) }
+        if hasSettings { try checkSet(name, encoded, at: index) }
         if let ifVersion {
             let actual = index.map { table.entries.values[$0].version } ?? 0
             guard actual == ifVersion else {
@@ -121,9 +121,7 @@ extension BeaconBus {
             }
         }
         // A write that changes nothing is silent: no version, no change event.
-        if let index, table.entries.values[index].ephemeralOwner == (ephemeral ? client.connection.id : nil),
-            Self.sameValue(table.entries.values[index].value, encoded)
-        {
+        if let index, table.entries.values[index].holds(encoded, ownedBy: ephemeral ? client.connection.id : nil) {
             let version = table.entries.values[index].version
             client.connection.sendEncoded { buffer in
                 JSONWriter.appendASCII("{\"parameters\":{\"version\":", to: &buffer)
@@ -148,7 +146,7 @@ extension BeaconBus {
         let ifVersion = try parameters.optionalInt("ifVersion")
         _ = try parseKey(name)
         guard !Self.isReserved(name) else { throw BusError.readOnly(name) }
-        if !settings.isEmpty { try checkUnset(name) }
+        if hasSettings { try checkUnset(name) }
         guard let entry = table.entries[name] else {
             if let ifVersion, ifVersion != 0 {
                 throw BusError.versionMismatch(name, expected: ifVersion, actual: 0)

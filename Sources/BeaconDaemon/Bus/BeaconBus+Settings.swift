@@ -138,7 +138,7 @@ extension BeaconBus {
     /// Queues `change` as watchers see it: through the key's default and lock.
     @inline(__always)
     func publish(_ change: ChangeEvent) {
-        if settings.isEmpty {
+        if !hasSettings {
             fanOut.append(change)
         } else {
             publishThroughSettings(change)
@@ -166,7 +166,7 @@ extension BeaconBus {
     func throughSettings(
         _ events: [ChangeEvent], since: Int64?, matching matches: (PropertyKey) -> Bool
     ) -> [ChangeEvent] {
-        guard !settings.isEmpty || !overlayVersions.isEmpty else { return events }
+        guard hasSettings || !overlayVersions.isEmpty else { return events }
         var result: [ChangeEvent] = []
         result.reserveCapacity(events.count)
         var seen: [String: Int] = [:]
@@ -266,7 +266,7 @@ extension BeaconBus {
 
     /// The keys below `prefix` (every key when `nil`) that have a value only through the settings.
     func unstoredKeys(below prefix: PropertyKey?) -> [PropertyKey] {
-        guard !settings.isEmpty else { return [] }
+        guard hasSettings else { return [] }
         return settings.keysWithValues.compactMap { name in
             guard table.entries[name] == nil else { return nil }
             let key = PropertyTable.trustedKey(name)

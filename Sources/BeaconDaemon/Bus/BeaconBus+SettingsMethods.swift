@@ -133,9 +133,7 @@ extension BeaconBus {
                 continue
             }
             if rule.schema >= 0 { try checkType(name, encoded, schema: settings.schemas[Int(rule.schema)].schema) }
-            if let index, table.entries.values[index].ephemeralOwner == nil,
-                Self.sameValue(table.entries.values[index].value, encoded)
-            {
+            if let index, table.entries.values[index].holds(encoded, ownedBy: nil) {
                 unchanged += 1
                 continue
             }

@@ -55,7 +55,11 @@ package final class BeaconBus: VarlinkService {
     var registrations: [Int: (order: Int, source: SettingsOverlay.SchemaSource)] = [:]
     var registrationCount = 0
     /// The schemas and locks in force.
-    @exclusivity(unchecked) var settings = SettingsOverlay.empty
+    var settings = SettingsOverlay.empty {
+        didSet { hasSettings = !settings.isEmpty }
+    }
+    /// Whether any schema or lock is in force: what the hot paths check, without touching ``settings``.
+    @exclusivity(unchecked) private(set) var hasSettings = false
     /// The version of the last change of each key that the settings made, for `since` replays.
     var overlayVersions: [String: Int64] = [:]
     /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.

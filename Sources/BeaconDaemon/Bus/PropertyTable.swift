@@ -23,6 +23,12 @@ final class PropertyTable {
         /// The settings rules of this key, valid while ``ruleEpoch`` is the overlay's epoch (0: not looked up).
         var ruleEpoch: UInt32 = 0
         var rule = SettingsOverlay.Rule.none
+
+        /// Whether the entry holds `value` (the same compact text) with `owner` as its ephemeral owner. Mutating
+        /// only so that a call through the table's dictionary reaches the entry in place instead of copying it out.
+        mutating func holds(_ value: [UInt8], ownedBy owner: Int?) -> Bool {
+            ephemeralOwner == owner && BeaconBus.sameValue(self.value, value)
+        }
     }
 
     struct Tombstone {
