@@ -27,7 +27,8 @@ struct Beaconctl: ParsableCommand {
         version: BeaconVersion.current,
         subcommands: [
             StatusCommand.self, ListCommand.self, TreeCommand.self, GetCommand.self, SetCommand.self,
-            UnsetCommand.self, WatchCommand.self, MonitorCommand.self, PostCommand.self, WaitCommand.self,
+            UnsetCommand.self, DescribeCommand.self, ResetCommand.self, DumpCommand.self, LoadCommand.self,
+            SchemasCommand.self, WatchCommand.self, MonitorCommand.self, PostCommand.self, WaitCommand.self,
             ClientsCommand.self, IntrospectCommand.self, CallCommand.self,
         ]
     )

@@ -25,8 +25,8 @@ struct SettingsTests {
             lockdown = root + "/lockdown.d"
             try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: lockdown, withIntermediateDirectories: true)
-            for (name, text) in schemaFiles { try Self.write(text, to: schemas + "/" + name) }
-            for (name, text) in lockdownFiles { try Self.write(text, to: lockdown + "/" + name) }
+            for (name, text) in schemaFiles { try SettingsFixtures.write(text, to: schemas + "/" + name) }
+            for (name, text) in lockdownFiles { try SettingsFixtures.write(text, to: lockdown + "/" + name) }
             daemon = try TestDaemon(arguments: [
                 "--settings-schema-dirs", schemas, "--settings-lockdown-dir", lockdown,
                 "--settings-watch", watch ? "true" : "false",
@@ -35,25 +35,9 @@ struct SettingsTests {
 
         deinit { try? FileManager.default.removeItem(atPath: root) }
 
-        /// Writes a file the way editors and configuration tools do: a new file renamed over the old one.
-        static func write(_ text: String, to path: String) throws {
-            try text.write(toFile: path + ".new", atomically: false, encoding: .utf8)
-            guard rename(path + ".new", path) == 0 else { throw TestFailure("cannot rename to \(path)") }
-        }
     }
 
-    static let editorSchema = """
-        {
-          "keys": {
-            "app.editor.font-size": {
-              "type": "integer", "minimum": 6, "maximum": 72, "default": 12,
-              "summary": "Font size", "description": "The size of the editor's text, in points."
-            },
-            "app.editor.theme": {"enum": ["light", "dark"], "default": "light"},
-            "app.editor.recent.*": {"type": "string"}
-          }
-        }
-        """
+    static let editorSchema = SettingsFixtures.editorSchema
 
     @Test("an unset key answers its default, marked; Set checks the type; Unset falls back to the default")
     func defaults() throws {
@@ -179,7 +163,7 @@ struct SettingsTests {
         let watcher = try setup.daemon.connect()
         _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["kiosk.**", "app.**"]], more: true)
 
-        try Setup.write("kiosk.url = \"https://fleet.example\"\n", to: setup.lockdown + "/50-kiosk")
+        try SettingsFixtures.write("kiosk.url = \"https://fleet.example\"\n", to: setup.lockdown + "/50-kiosk")
         let locked = try watcher.receiveItems("changes", count: 1)
         #expect(locked.first?["key"] == "kiosk.url")
         #expect(locked.first?["value"] == "https://fleet.example")
@@ -187,7 +171,7 @@ struct SettingsTests {
         #expect(locked.first?["origin"]?["command"] == "beacond")
 
         // A new schema file brings a default; the watcher sees it appear.
-        try Setup.write(
+        try SettingsFixtures.write(
             #"{"keys": {"app.clock.format": {"enum": ["12h", "24h"], "default": "24h"}}}"#,
             to: setup.schemas + "/clock.json")
         let appeared = try watcher.receiveItems("changes", count: 1)
@@ -210,7 +194,7 @@ struct SettingsTests {
         try client.set("app.volume", 3)
         let watcher = try setup.daemon.connect()
         _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["app.**"]], more: true)
-        try Setup.write("app.volume = 0\n", to: setup.lockdown + "/quiet")
+        try SettingsFixtures.write("app.volume = 0\n", to: setup.lockdown + "/quiet")
         // Nothing follows the directory: the write alone changes nothing.
         let before = try client.parameters("io.beacon.Properties.Get", ["key": "app.volume"])["property"]
         #expect(before?["value"] == 3)

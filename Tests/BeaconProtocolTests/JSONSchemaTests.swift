@@ -277,4 +277,40 @@ struct JSONSchemaTests {
         #expect(parsed != (try schema(#"{"type": "integer"}"#)))
         #expect(Set([parsed, try schema(text)]).count == 1)
     }
+
+    /// Checking the text and checking the parsed value agree on every schema and value below, conforming or not.
+    @Test func textAndValueAgree() throws {
+        let schemas = [
+            #"{"type": "integer", "minimum": 6, "maximum": 72}"#,
+            #"{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}"#,
+            #"{"type": ["string", "null"], "minLength": 2, "maxLength": 3}"#,
+            #"{"type": "array", "items": {"type": "boolean"}, "minItems": 1, "maxItems": 2}"#,
+            #"{"type": "object", "properties": {"p": {"type": "string", "maxLength": 4}}, "required": ["p"], "#
+                + #""additionalProperties": false}"#,
+            #"{"type": "object", "additionalProperties": {"type": "integer"}}"#,
+            #"{"enum": ["a", 1, null]}"#,
+            #"{}"#,
+        ]
+        let values = [
+            "5", "6", "72", "73", "-1", "0", "0.5", "1", "1.0", "1e2", "12345678901234567890", #""ab""#, #""abcd""#,
+            #""a""#, #""\u00e9t""#, "\"\u{e9}t\u{e9}\"", "\"\u{1F600}\u{1F600}\"", "null", "true", "false", "[]",
+            "[true]", "[true,false,true]", #"{"p":"abc"}"#, #"{"p":"abcde"}"#, #"{"p":"a","q":1}"#, #"{"q":1}"#,
+            "{}", #"{"a":1,"b":"x"}"#, #"{"a\u0062":1}"#, #"[[1,{"x":[]}],"s"]"#, #" [ 1 , 2 ] "#,
+        ]
+        for schemaText in schemas {
+            let parsed = try schema(schemaText)
+            for valueText in values {
+                let value = try JSONValue(parsing: valueText)
+                var text: [UInt8] = []
+                value.encode(into: &text)
+                #expect(
+                    parsed.violation(ofJSON: text) == parsed.violation(of: value),
+                    "\(schemaText) against \(valueText)")
+                #expect(
+                    parsed.violation(ofJSON: Array(valueText.utf8)) == parsed.violation(of: value),
+                    "\(schemaText) against \(valueText) as written")
+            }
+        }
+        #expect(try schema("{}").violation(ofJSON: Array("[1,".utf8)) != nil)
+    }
 }

@@ -113,7 +113,8 @@ extension BeaconBus {
             throw BusError.valueTooLarge(name, size: encoded.count, limit: limits.maxValueSize)
         }
         let index = table.entries.index(forKey: name)
-        if hasSettings { try checkSet(name, encoded, at: index) }
+        var rule = SettingsOverlay.Rule.unknown
+        if hasSettings { rule = try checkSet(name, encoded, at: index) }
         if let ifVersion {
             let actual = index.map { table.entries.values[$0].version } ?? 0
             guard actual == ifVersion else {
@@ -136,7 +137,8 @@ extension BeaconBus {
             value: encoded,
             at: index,
             ephemeralOwner: ephemeral ? client.connection.id : nil,
-            origin: client.origin
+            origin: client.origin,
+            rule: rule
         )
         client.connection.reply("version", integer: newVersion)
     }

@@ -93,31 +93,30 @@ extension BeaconBus {
     /// The rules of `name`, cached in its entry at `index` when it has one.
     func settingsRule(_ name: String, at index: [String: PropertyTable.Entry].Index?) -> SettingsOverlay.Rule {
         guard let index else { return settings.rule(for: name) }
-        if table.entries.values[index].ruleEpoch == settings.epoch { return table.entries.values[index].rule }
+        let epoch = settings.epoch
+        if let rule = table.entries.values[index].cachedRule(epoch: epoch) { return rule }
         let rule = settings.rule(for: name)
         table.entries.values[index].ruleEpoch = settings.epoch
         table.entries.values[index].rule = rule
         return rule
     }
 
-    /// Fails a Set of `name` to `encoded` that a lock or the key's schema refuses.
+    /// Fails a Set of `name` to `encoded` that a lock or the key's schema refuses; returns the key's rule.
     func checkSet(_ name: String, _ encoded: [UInt8], at index: [String: PropertyTable.Entry].Index?)
-        throws(VarlinkError)
+        throws(VarlinkError) -> SettingsOverlay.Rule
     {
         let rule = settingsRule(name, at: index)
         if rule.lock >= 0 { throw lockedError(name, rule) }
-        guard rule.schema >= 0 else { return }
-        try checkType(name, encoded, schema: settings.schemas[Int(rule.schema)].schema)
+        guard rule.schema >= 0 else { return rule }
+        if let violation = settings.violation(ofSchema: rule.schema, encoded) {
+            throw BusError.typeMismatch(
+                name, expected: settings.schemas[Int(rule.schema)].schema.typeSummary, reason: violation)
+        }
+        return rule
     }
 
     func checkType(_ name: String, _ encoded: [UInt8], schema: JSONSchema) throws(VarlinkError) {
-        let value: JSONValue
-        do {
-            value = try JSONValue(parsing: encoded, limits: Self.storedValueLimits)
-        } catch {
-            throw BusError.typeMismatch(name, expected: schema.typeSummary, reason: "\(error)")
-        }
-        if let violation = schema.violation(of: value) {
+        if let violation = schema.violation(ofJSON: encoded) {
             throw BusError.typeMismatch(name, expected: schema.typeSummary, reason: violation)
         }
     }
@@ -135,18 +134,19 @@ extension BeaconBus {
 
     // MARK: Publishing
 
-    /// Queues `change` as watchers see it: through the key's default and lock.
+    /// Queues `change` as watchers see it: through the key's default and lock. `rule` is the key's, or
+    /// ``SettingsOverlay/Rule/unknown``.
     @inline(__always)
-    func publish(_ change: ChangeEvent) {
-        if !hasSettings {
+    func publish(_ change: consuming ChangeEvent, rule: SettingsOverlay.Rule = .unknown) {
+        // A new value of a key that no lock holds is shown as it is.
+        if !hasSettings || (rule.lock == -1 && change.value != nil) {
             fanOut.append(change)
         } else {
-            publishThroughSettings(change)
+            publishThroughSettings(change, rule: rule == .unknown ? settings.rule(for: change.key.rawValue) : rule)
         }
     }
 
-    private func publishThroughSettings(_ change: ChangeEvent) {
-        let rule = settings.rule(for: change.key.rawValue)
+    private func publishThroughSettings(_ change: ChangeEvent, rule: SettingsOverlay.Rule) {
         guard rule != .none else {
             fanOut.append(change)
             return

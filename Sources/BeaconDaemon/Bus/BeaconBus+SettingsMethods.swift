@@ -15,6 +15,7 @@ extension BeaconBus {
             "ephemeral": .bool(entry?.ephemeralOwner != nil),
         ]
         if let value = shown.value { reply["value"] = Self.parsedValue(value) }
+        if let stored = entry?.value, stored != shown.value { reply["storedValue"] = Self.parsedValue(stored) }
         if shown.isDefault { reply["default"] = .bool(true) }
         if rule.schema >= 0 {
             let schema = settings.schemas[Int(rule.schema)]
@@ -103,7 +104,9 @@ extension BeaconBus {
         let prefix = prefixName.isEmpty ? nil : try parseKey(prefixName)
         var values: [String: JSONValue] = [:]
         for key in table.keys(below: prefix) {
-            guard let entry = table.entries[key.rawValue], entry.ephemeralOwner == nil else { continue }
+            // The daemon's own keys (session.*, lifecycle.*, ...) are no one's to restore.
+            guard !Self.isReserved(key.rawValue), let entry = table.entries[key.rawValue], entry.ephemeralOwner == nil
+            else { continue }
             values[Self.relative(key.rawValue, to: prefixName)] = Self.parsedValue(entry.value)
         }
         client.connection.reply(["values": .object(values), "version": .int(table.version)])

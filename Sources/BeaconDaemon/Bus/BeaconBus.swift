@@ -290,13 +290,14 @@ package final class BeaconBus: VarlinkService {
         value: [UInt8],
         at index: [String: PropertyTable.Entry].Index?,
         ephemeralOwner: Int?,
-        origin: Origin
+        origin: Origin,
+        rule: SettingsOverlay.Rule = .unknown
     ) -> Int64 {
         let change = table.set(
             key: key, value: value, at: index, ephemeralOwner: ephemeralOwner, origin: origin,
             now: WallClock.nowUsec())
         let version = change.version
-        publish(change)
+        publish(change, rule: rule)
         requestEndOfTick()
         return version
     }

@@ -57,7 +57,7 @@ final class FanOut {
 
     // MARK: Events of the tick
 
-    func append(_ change: ChangeEvent) {
+    func append(_ change: consuming ChangeEvent) {
         tickChanges.append(change)
     }
 

@@ -24,6 +24,12 @@ final class PropertyTable {
         var ruleEpoch: UInt32 = 0
         var rule = SettingsOverlay.Rule.none
 
+        /// The cached settings rule when it was looked up under the overlay of `epoch`. Mutating, like
+        /// ``holds(_:ownedBy:)``, to be reached in place.
+        mutating func cachedRule(epoch: UInt32) -> SettingsOverlay.Rule? {
+            ruleEpoch == epoch ? rule : nil
+        }
+
         /// Whether the entry holds `value` (the same compact text) with `owner` as its ephemeral owner. Mutating
         /// only so that a call through the table's dictionary reaches the entry in place instead of copying it out.
         mutating func holds(_ value: [UInt8], ownedBy owner: Int?) -> Bool {

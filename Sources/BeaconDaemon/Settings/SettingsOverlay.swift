@@ -44,6 +44,8 @@ final class SettingsOverlay: Sendable {
         var schema: Int32 = -1
         var lock: Int32 = -1
         static let none = Rule()
+        /// Not looked up: the receiver looks it up when it needs it.
+        static let unknown = Rule(schema: -2, lock: -2)
     }
 
     /// The value a key shows, after defaults and locks.
@@ -181,6 +183,11 @@ final class SettingsOverlay: Sendable {
             }
         }
         return rule
+    }
+
+    /// Why `value` (compact JSON text) does not conform to the schema at `index` of ``schemas``; `nil` when it does.
+    func violation(ofSchema index: Int32, _ value: [UInt8]) -> String? {
+        schemas[Int(index)].schema.violation(ofJSON: value)
     }
 
     /// What `name` shows when `stored` is its stored value.

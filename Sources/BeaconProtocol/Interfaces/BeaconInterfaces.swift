@@ -294,7 +294,8 @@ public enum BeaconInterfaces {
         type Lock (file: string, line: int, forced: bool)
 
         # Everything known of one key. value is what Get shows (absent when it shows nothing), set tells
-        # whether a value is stored, version is the stored value's version (0 when none). The schema part
+        # whether a value is stored, version is the stored value's version (0 when none), storedValue is
+        # the stored value when a lock shows another one. The schema part
         # (type, schema, pattern, defaultValue, summary, description, source, line) is present when a
         # schema declares the key; pattern is the declaration that matched.
         method Describe(key: string) -> (
@@ -302,6 +303,7 @@ public enum BeaconInterfaces {
             value: ?object,
             default: ?bool,
             set: bool,
+            storedValue: ?object,
             version: int,
             ephemeral: bool,
             type: ?string,
@@ -333,7 +335,8 @@ public enum BeaconInterfaces {
         method Register(schema: object) -> (keys: int)
 
         # The stored, persistent values of the keys at or below prefix (every key when absent), by key
-        # relative to prefix ("" for prefix itself). Defaults and ephemeral values are left out.
+        # relative to prefix ("" for prefix itself). Defaults, ephemeral values and the daemon's own keys
+        # (below lifecycle, session, system and daemon) are left out, so that a whole dump loads back.
         method Dump(prefix: ?string) -> (values: object, version: int)
 
         # Stores values, by key relative to prefix, as Dump gives them: to restore a subtree or to move

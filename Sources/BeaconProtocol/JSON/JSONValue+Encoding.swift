@@ -102,17 +102,30 @@ public enum JSONWriter {
     }
 
     /// Appends `members` as a JSON object (in dictionary order).
+    ///
+    /// Members are written in the order of their names' UTF-8 bytes, so that equal values have equal texts in every
+    /// process (a `Dictionary`'s order changes from one process to the next): a value written twice is stored as the
+    /// same text, which the daemon takes as no change.
     public static func appendObject(_ members: [String: JSONValue], to buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "{"))
-        var first = true
-        for (key, value) in members {
-            if !first { buffer.append(UInt8(ascii: ",")) }
-            first = false
-            appendString(key, to: &buffer)
-            buffer.append(UInt8(ascii: ":"))
-            value.encode(into: &buffer)
+        if members.count == 1, let (key, value) = members.first {
+            appendMember(key, value, to: &buffer)
+        } else {
+            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            var first = true
+            for (key, value) in sorted {
+                if !first { buffer.append(UInt8(ascii: ",")) }
+                first = false
+                appendMember(key, value, to: &buffer)
+            }
         }
         buffer.append(UInt8(ascii: "}"))
+    }
+
+    private static func appendMember(_ key: String, _ value: JSONValue, to buffer: inout [UInt8]) {
+        appendString(key, to: &buffer)
+        buffer.append(UInt8(ascii: ":"))
+        value.encode(into: &buffer)
     }
 
     private static func appendEscape(_ byte: UInt8, to buffer: inout [UInt8]) {

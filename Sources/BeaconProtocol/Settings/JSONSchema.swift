@@ -163,6 +163,10 @@ final class SchemaNode: Sendable {
     let properties: [Property]
     let propertyIndex: [String: SchemaNode]
     let required: [String]
+    /// The names of ``properties`` and ``required`` as UTF-8, for the walk over JSON text
+    /// (``JSONSchema/violation(ofJSON:)``).
+    let propertyNamesUTF8: [[UInt8]]
+    let requiredUTF8: [[UInt8]]
     let additionalProperties: AdditionalProperties
 
     private init(_ builder: Builder) {
@@ -191,6 +195,8 @@ final class SchemaNode: Sendable {
         for property in builder.properties { index[property.name] = property.node }
         propertyIndex = index
         required = builder.required
+        propertyNamesUTF8 = builder.properties.map { Array($0.name.utf8) }
+        requiredUTF8 = builder.required.map { Array($0.utf8) }
         additionalProperties = builder.additionalProperties
     }
 

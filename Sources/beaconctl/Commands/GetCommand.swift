@@ -1,6 +1,14 @@
 import ArgumentParser
 import BeaconProtocol
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `beaconctl get KEY`: the value of one property.
 struct GetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,7 +17,10 @@ struct GetCommand: ParsableCommand {
         discussion: """
             Prints the value as JSON ("Ada", 42, {"a":1}); --raw prints a string value without quotes. With \
             --json prints the whole property: {"property":{"key","value","version","modifiedUsec","ephemeral",\
-            "origin"}}. A key that holds no value exits with status 1 (io.beacon.Properties.KeyNotFound).
+            "origin"}}, with "default":true when the value is the default of the key's schema and \
+            "locked":{"file","line","forced"} when a lockdown file locks the key. On a terminal such a value \
+            is followed by "(default)" or "(locked by FILE:LINE)"; in a pipe or a file the value is printed \
+            alone. A key that holds no value exits with status 1 (io.beacon.Properties.KeyNotFound).
             """
     )
 
@@ -32,13 +43,27 @@ struct GetCommand: ParsableCommand {
         if settings.json {
             output.line(JSONText.compact(reply))
         } else {
-            let value = reply["property"]?["value"] ?? .null
-            if raw, let string = value.stringValue {
-                output.line(string)
-            } else {
-                output.line(JSONText.compact(value))
+            let property = reply["property"]
+            let value = property?["value"] ?? .null
+            var line = raw ? value.stringValue ?? JSONText.compact(value) : JSONText.compact(value)
+            // Scripts read the value alone: the marks are for a person at a terminal.
+            if let settings = property.flatMap(GetCommand.settingsText), isatty(1) == 1 {
+                line += " " + Terminal.standardOutput().paint("(" + settings + ")", .dim)
             }
+            output.line(line)
         }
         output.flush()
+    }
+
+    /// "default", "locked by FILE:LINE" or both for a property that shows its default or is locked; `nil` for any
+    /// other.
+    static func settingsText(_ property: JSONValue) -> String? {
+        var marks: [String] = []
+        if property["default"]?.boolValue == true { marks.append("default") }
+        if let lock = property["locked"] {
+            let line = lock["line"].map { JSONText.compact($0) } ?? "?"
+            marks.append("locked by \(lock["file"]?.stringValue ?? "?"):\(line)")
+        }
+        return marks.isEmpty ? nil : marks.joined(separator: ", ")
     }
 }

@@ -10,8 +10,13 @@ struct SetCommand: ParsableCommand {
         discussion: """
             VALUE is read as JSON when it parses as JSON, else stored as a plain string: `set user.name Ada` \
             stores "Ada", `set volume 42` stores the number 42, `set flag '"true"'` the string "true". Prints \
-            nothing; with --json prints {"version":N}, the version of the change. A value that starts with "-" comes after "--": \
-            `beaconctl set offset -- -1.5`.
+            nothing; with --json prints {"version":N}, the version of the change, or \
+            {"version":N,"unchanged":true} when the key already stored the value (nothing changes then). A \
+            value that starts with "-" comes after "--": `beaconctl set offset -- -1.5`.
+
+            A value the key's schema refuses exits with status 1 (io.beacon.Properties.TypeMismatch, with the \
+            type the schema expects and what is wrong), and so does a key a lockdown file locks \
+            (io.beacon.Properties.Locked, with the file and line of the rule); beaconctl describe KEY shows both.
 
             With --ephemeral the command keeps running after the value is stored (its --json output is \
             printed first): the property exists as long as the command runs.

@@ -7,6 +7,9 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Show the daemon's version, uptime, address, clients and counters.",
         discussion: """
+            The Settings line counts the schema files, the keys and patterns they and the registrations \
+            declare, the registrations, the lockdown files and their rules; a Problem line follows for every \
+            part of those files the daemon skipped (FILE:LINE: PROBLEM; beaconctl schemas shows them all). \
             With --json prints {"status":{...}} as io.beacon.Daemon.Status returns it.
             """
     )
@@ -44,6 +47,22 @@ struct StatusCommand: ParsableCommand {
         rows.append(("Notifications", "\(text(take("sequence"))) posted"))
         if let lifecycle = take("lifecycle") {
             rows.append(("Lifecycle", text(lifecycle)))
+        }
+        if let settings = take("settings")?.objectValue {
+            func count(_ name: String, _ noun: String) -> String {
+                let number = settings[name]?.intValue
+                return "\(number.map(String.init) ?? "?") \(noun)\(number == 1 ? "" : "s")"
+            }
+            rows.append(
+                (
+                    "Settings",
+                    "\(count("schemaFiles", "schema file")) (\(count("schemaKeys", "key")), "
+                        + "\(count("registrations", "registration"))), "
+                        + "\(count("lockdownFiles", "lockdown file")) (\(count("locks", "lock")))"
+                ))
+            for problem in settings["problems"]?.arrayValue ?? [] {
+                rows.append(("Problem", SchemasCommand.problemText(problem, on: Terminal(colors: false, width: nil))))
+            }
         }
         if let bridge = take("bridge")?.objectValue {
             for bus in bridge.keys.sorted() {

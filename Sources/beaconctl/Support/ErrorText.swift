@@ -31,6 +31,13 @@ enum ErrorText {
             return "\"\(text("pattern"))\" is not a valid pattern: \(text("reason"))"
         case "io.beacon.Properties.ValueTooLarge":
             return "the value for \(text("key")) is \(text("size")) bytes, the limit is \(text("limit"))"
+        case "io.beacon.Properties.TypeMismatch":
+            return "the value for \(text("key")) does not fit its schema (\(text("expected"))): \(text("reason"))"
+        case "io.beacon.Properties.Locked":
+            return "\(text("key")) is locked by \(text("file")):\(text("line"))"
+        case "io.beacon.Settings.InvalidSchema":
+            let problems = (parameters["problems"]?.arrayValue ?? []).map { $0.stringValue ?? JSONText.compact($0) }
+            return "the schema has problems: " + (problems.isEmpty ? "?" : problems.joined(separator: "; "))
         case "io.beacon.Notifications.InvalidName":
             return "\"\(text("name"))\" cannot be posted: \(text("reason"))"
         case "io.beacon.LimitExceeded":
