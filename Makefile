@@ -48,7 +48,7 @@ test: deps
 
 # The parsers that clients and files reach, each under libFuzzer and AddressSanitizer for FUZZ_SECONDS
 # (scripts/fuzz.sh; `make test` replays their checked-in corpus without libFuzzer).
-FUZZ_TARGETS := json call-view framing idl configuration
+FUZZ_TARGETS := json call-view framing idl configuration settings schema-text
 FUZZ_SECONDS ?= 60
 fuzz:
 	scripts/fuzz.sh -t $(FUZZ_SECONDS)

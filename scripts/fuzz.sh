@@ -2,7 +2,7 @@
 # (gold cannot link the fuzzer build: lld does.)
 # Fuzzes the parsers that clients and files reach (Fuzz/beacon-fuzz) with libFuzzer and AddressSanitizer.
 #
-#   scripts/fuzz.sh [-t SECONDS | -n RUNS] [TARGET...]     targets: json call-view framing idl configuration
+#   scripts/fuzz.sh [-t SECONDS | -n RUNS] [TARGET...]     targets: json call-view framing idl configuration settings schema-text
 #
 # Each target starts from its checked-in corpus (Tests/Fuzz/Corpus/TARGET) and keeps what it finds in
 # .build-fuzz/corpus/TARGET. A crash leaves its input in .build-fuzz/crashes/TARGET and fails the run; add such an
@@ -20,7 +20,7 @@ while getopts "t:n:" option; do
 done
 shift $((OPTIND - 1))
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(json call-view framing idl configuration)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(json call-view framing idl configuration settings schema-text)
 
 SCRATCH=.build-fuzz
 swift build --product beacon-fuzz -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld \

@@ -5,7 +5,8 @@ import BeaconProtocol
 enum FuzzTarget: String, CaseIterable {
     case json
     case callView = "call-view"
-    case framing, idl, configuration
+    case framing, idl, configuration, settings
+    case schemaText = "schema-text"
 
     func run(_ bytes: UnsafeRawBufferPointer) {
         switch self {
@@ -14,6 +15,8 @@ enum FuzzTarget: String, CaseIterable {
         case .framing: Self.framing(bytes)
         case .idl: Self.idl(bytes)
         case .configuration: Self.configuration(bytes)
+        case .settings: Self.settings(bytes)
+        case .schemaText: Self.schemaText(bytes)
         }
     }
 
@@ -73,6 +76,37 @@ enum FuzzTarget: String, CaseIterable {
 
     static func configuration(_ bytes: UnsafeRawBufferPointer) {
         _ = try? DaemonConfiguration.fromFile(Array(bytes))
+    }
+
+    /// The same bytes as a schema file and as a lockdown file: every problem has a line within the file, and every
+    /// rule or entry it keeps is on one.
+    static func settings(_ bytes: UnsafeRawBufferPointer) {
+        let text = Array(bytes)
+        let lines = text.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
+        let schema = SchemaFile.parse(text)
+        let lockdown = LockdownFile.parse(text)
+        for problem in schema.problems + lockdown.problems where !(0...lines).contains(problem.line) {
+            fatalError("a problem on line \(problem.line) of a file of \(lines) lines")
+        }
+        for line in schema.entries.map(\.line) + lockdown.rules.map(\.line) where !(1...lines).contains(line) {
+            fatalError("an entry on line \(line) of a file of \(lines) lines")
+        }
+    }
+
+    /// A schema, a NUL, a value: checking the value's text and checking the parsed value agree.
+    static func schemaText(_ bytes: UnsafeRawBufferPointer) {
+        guard let split = bytes.firstIndex(of: 0) else { return }
+        guard let schemaValue = try? JSONValue(parsing: UnsafeRawBufferPointer(rebasing: bytes[..<split])),
+            let schema = try? JSONSchema(schemaValue)
+        else { return }
+        let text = Array(bytes[(split + 1)...])
+        guard let value = try? JSONValue(parsing: text) else {
+            if schema.violation(ofJSON: text) == nil { fatalError("text that is not JSON conforms") }
+            return
+        }
+        if schema.violation(ofJSON: text) != schema.violation(of: value) {
+            fatalError("the text and the parsed value disagree")
+        }
     }
 
     /// Equal values, with numbers compared by value (an integer and the same double are one number).
