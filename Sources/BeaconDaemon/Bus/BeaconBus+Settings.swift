@@ -65,7 +65,11 @@ extension BeaconBus {
             changed += 1
         }
         if changed > 0 { requestEndOfTick() }
-        logger.info(
+        // A watched parent directory sees unrelated renames too: a reload that changed nothing is not news.
+        let news = changed > 0 || old.schemas.count != new.schemas.count || old.locks.count != new.locks.count
+            || old.problems != new.problems
+        logger.log(
+            level: news ? .info : .debug,
             "settings applied",
             metadata: [
                 "schemas": "\(new.schemas.count)", "locks": "\(new.locks.count)", "changedKeys": "\(changed)",
