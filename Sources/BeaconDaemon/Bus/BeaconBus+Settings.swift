@@ -66,7 +66,8 @@ extension BeaconBus {
         }
         if changed > 0 { requestEndOfTick() }
         // A watched parent directory sees unrelated renames too: a reload that changed nothing is not news.
-        let news = changed > 0 || old.schemas.count != new.schemas.count || old.locks.count != new.locks.count
+        let news =
+            changed > 0 || old.schemas.count != new.schemas.count || old.locks.count != new.locks.count
             || old.problems != new.problems
         logger.log(
             level: news ? .info : .debug,
