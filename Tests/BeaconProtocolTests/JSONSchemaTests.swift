@@ -304,13 +304,12 @@ struct JSONSchemaTests {
                 var text: [UInt8] = []
                 value.encode(into: &text)
                 #expect(
-                    parsed.violation(ofJSON: text) == parsed.violation(of: value),
+                    parsed.violation(ofValidJSON: text) == parsed.violation(of: value),
                     "\(schemaText) against \(valueText)")
                 #expect(
-                    parsed.violation(ofJSON: Array(valueText.utf8)) == parsed.violation(of: value),
+                    parsed.violation(ofValidJSON: Array(valueText.utf8)) == parsed.violation(of: value),
                     "\(schemaText) against \(valueText) as written")
             }
         }
-        #expect(try schema("{}").violation(ofJSON: Array("[1,".utf8)) != nil)
     }
 }

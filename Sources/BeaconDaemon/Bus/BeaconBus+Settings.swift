@@ -121,7 +121,7 @@ extension BeaconBus {
     }
 
     func checkType(_ name: String, _ encoded: [UInt8], schema: JSONSchema) throws(VarlinkError) {
-        if let violation = schema.violation(ofJSON: encoded) {
+        if let violation = schema.violation(ofValidJSON: encoded) {
             throw BusError.typeMismatch(name, expected: schema.typeSummary, reason: violation)
         }
     }

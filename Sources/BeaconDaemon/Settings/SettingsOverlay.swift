@@ -187,7 +187,7 @@ final class SettingsOverlay: Sendable {
 
     /// Why `value` (compact JSON text) does not conform to the schema at `index` of ``schemas``; `nil` when it does.
     func violation(ofSchema index: Int32, _ value: [UInt8]) -> String? {
-        schemas[Int(index)].schema.violation(ofJSON: value)
+        schemas[Int(index)].schema.violation(ofValidJSON: value)
     }
 
     /// What `name` shows when `stored` is its stored value.

@@ -1,11 +1,12 @@
 extension JSONSchema {
-    /// ``violation(of:)`` for a value given as JSON text, as the daemon stores values.
+    /// ``violation(of:)`` for a value given as JSON text that a JSON parser accepted, as the daemon stores values
+    /// (the call parser checked them). For any other text the answer means nothing.
     ///
     /// Common values are checked on the text itself, without building a ``JSONValue``: a Set of a typed key then
     /// costs a walk over its bytes. Whatever the walk cannot settle (`enum` and `const`, strings with escapes, numbers
     /// beyond 18 digits) and every value that does not conform goes through ``violation(of:)``, which has the last
     /// word and the message.
-    public func violation(ofJSON text: [UInt8]) -> String? {
+    package func violation(ofValidJSON text: [UInt8]) -> String? {
         let conforms = text.withUnsafeBufferPointer { buffer -> Bool in
             var walker = SchemaTextWalker(buffer)
             return walker.conforms(to: root) == true && walker.atEnd
@@ -21,8 +22,8 @@ extension JSONSchema {
     }
 }
 
-/// Walks JSON text alongside a schema. Answers `true` only when the value surely conforms; `false` or `nil` (cannot
-/// tell) send the caller to the parsed path. Malformed text is never accepted: a byte out of place answers `nil`.
+/// Walks valid JSON text alongside a schema. Answers `true` only when the value surely conforms; `false` or `nil`
+/// (cannot tell) send the caller to the parsed path. It trusts the text to be JSON: values it skips are not checked.
 struct SchemaTextWalker {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0

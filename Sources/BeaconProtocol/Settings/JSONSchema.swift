@@ -164,7 +164,7 @@ final class SchemaNode: Sendable {
     let propertyIndex: [String: SchemaNode]
     let required: [String]
     /// The names of ``properties`` and ``required`` as UTF-8, for the walk over JSON text
-    /// (``JSONSchema/violation(ofJSON:)``).
+    /// (``JSONSchema/violation(ofValidJSON:)``).
     let propertyNamesUTF8: [[UInt8]]
     let requiredUTF8: [[UInt8]]
     let additionalProperties: AdditionalProperties
