@@ -98,7 +98,7 @@ extension BeaconBus {
     /// The rules of `name`, cached in its entry at `index` when it has one.
     func settingsRule(_ name: String, at index: [String: PropertyTable.Entry].Index?) -> SettingsOverlay.Rule {
         guard let index else { return settings.rule(for: name) }
-        let epoch = settings.epoch
+        let epoch = settingsEpoch
         if let rule = table.entries.values[index].cachedRule(epoch: epoch) { return rule }
         let rule = settings.rule(for: name)
         table.entries.values[index].ruleEpoch = settings.epoch

@@ -56,8 +56,13 @@ package final class BeaconBus: VarlinkService {
     var registrationCount = 0
     /// The schemas and locks in force.
     var settings = SettingsOverlay.empty {
-        didSet { hasSettings = !settings.isEmpty }
+        didSet {
+            hasSettings = !settings.isEmpty
+            settingsEpoch = settings.epoch
+        }
     }
+    /// ``settings``' epoch, read by every Set of a key with a cached rule.
+    @exclusivity(unchecked) private(set) var settingsEpoch: UInt32 = SettingsOverlay.empty.epoch
     /// Whether any schema or lock is in force: what the hot paths check, without touching ``settings``.
     @exclusivity(unchecked) private(set) var hasSettings = false
     /// The version of the last change of each key that the settings made, for `since` replays.

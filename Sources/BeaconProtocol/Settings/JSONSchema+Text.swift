@@ -202,10 +202,17 @@ struct SchemaTextWalker {
                 guard current == UInt8(ascii: ":") else { return nil }
                 position += 1
                 skipSpace()
-                for (index, required) in node.requiredUTF8.enumerated() where Self.equal(required, name) {
-                    seen |= 1 << UInt64(index)
+                if node.requiresUndeclared {
+                    for (index, required) in node.requiredUTF8.enumerated() where Self.equal(required, name) {
+                        seen |= 1 << UInt64(index)
+                    }
                 }
-                let declared = node.propertyNamesUTF8.firstIndex { Self.equal($0, name) }
+                var declared: Int?
+                for index in node.propertyNamesUTF8.indices where Self.equal(node.propertyNamesUTF8[index], name) {
+                    declared = index
+                    seen |= node.propertyRequiredBits[index]
+                    break
+                }
                 if let declared {
                     guard let conforms = conforms(to: node.properties[declared].node) else { return nil }
                     if !conforms { return false }

@@ -167,6 +167,10 @@ final class SchemaNode: Sendable {
     /// (``JSONSchema/violation(ofValidJSON:)``).
     let propertyNamesUTF8: [[UInt8]]
     let requiredUTF8: [[UInt8]]
+    /// For each of ``properties``, the bit of its name in ``required`` (0 when not required); whether some required
+    /// name is not among ``properties``.
+    let propertyRequiredBits: [UInt64]
+    let requiresUndeclared: Bool
     let additionalProperties: AdditionalProperties
 
     private init(_ builder: Builder) {
@@ -197,6 +201,11 @@ final class SchemaNode: Sendable {
         required = builder.required
         propertyNamesUTF8 = builder.properties.map { Array($0.name.utf8) }
         requiredUTF8 = builder.required.map { Array($0.utf8) }
+        propertyRequiredBits = builder.properties.map { property in
+            guard let index = builder.required.firstIndex(of: property.name), index < 64 else { return 0 }
+            return 1 << UInt64(index)
+        }
+        requiresUndeclared = builder.required.contains { name in !builder.properties.contains { $0.name == name } }
         additionalProperties = builder.additionalProperties
     }
 
