@@ -60,7 +60,16 @@ extension BeaconBus {
                 "ephemeral": .int(Int64(table.ephemeralKeys[id]?.count ?? 0)),
             ]
             if let command = connection.credentials.command { object["command"] = .string(command) }
-            if let subscription = client.subscription { object["stream"] = .string(subscription.methodName) }
+            object["suspensions"] = .int(Int64(client.suspensions))
+            if let subscription = client.subscription {
+                object["stream"] = .string(subscription.methodName)
+                object["policy"] = .string(subscription.policy.rawValue)
+                object["followsSession"] = .bool(subscription.followsSession)
+                object["suspended"] = .bool(fanOut.isSuspended(subscription))
+                object["held"] = .int(Int64(subscription.held.count))
+                object["dropped"] = .int(Int64(subscription.held.dropped))
+                if let wanted = subscription.object { object["object"] = .string(wanted) }
+            }
             if lifecycle.sleep.contains(connection.id) {
                 object["stream"] = .string("io.beacon.Lifecycle.HoldSleep")
             }

@@ -57,6 +57,9 @@ extension BeaconBus {
             case .bool(let flag): setSystemProperty(property.rawValue, .bool(flag))
             case .string(let text): setSystemProperty(property.rawValue, .string(text))
             }
+            if property == .lifecycleState, case .string(let state) = value {
+                fanOut.sessionActivityChanged(state == "active")
+            }
         case .notification(let notification):
             let userInfo = notification.userInfo
             postSystemNotification(

@@ -15,15 +15,19 @@ extension BeaconBus {
         var bytes: [UInt8] = []
         swap(&bytes, &fanOut.tickNotificationBytes)
         defer { swap(&bytes, &fanOut.tickNotificationBytes) }
+        let object = try parameters.optionalString("object")
+        let immediate = try parameters.bool("deliverImmediately", default: false)
         let start = bytes.count
         NotificationEvent.begin(key, into: &bytes)
+        if let object { NotificationEvent.appendObject(object, into: &bytes) }
         if let size = parameters.appendOptionalEncodedValue("userInfo", after: ",\"userInfo\":", to: &bytes),
             size > limits.maxValueSize
         {
             bytes.removeSubrange(start...)
             throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
         }
-        let posted = fanOut.post(key, begun: start, in: &bytes, origin: client.origin.encodedJSON)
+        let posted = fanOut.post(
+            key, begun: start, in: &bytes, origin: client.origin.encodedJSON, object: object, immediate: immediate)
         requestEndOfTick()
         client.connection.reply("sequence", integer: posted)
     }
@@ -50,12 +54,46 @@ extension BeaconBus {
             try parameters.stringArray("patterns"),
             interface: "io.beacon.Notifications"
         )
+        let delivery = try deliveryOptions(parameters)
+        let object = try parameters.optionalString("object")
         let current = fanOut.sequence
-        let subscription = Subscription(kind: .observe, patterns: patterns, client: client, start: current)
+        let subscription = Subscription(
+            kind: .observe, patterns: patterns, client: client, start: current, policy: delivery.policy,
+            followsSession: delivery.followsSession, object: object)
         try addSubscription(subscription)
         client.connection.sendEncoded { buffer in
             StreamReply.noNotifications(sequence: current, into: &buffer)
         }
         client.connection.beginStream()
+    }
+}
+
+extension BeaconBus {
+    /// The `whileSuspended` and `suspendWhileInactive` parameters of a Watch or Observe.
+    func deliveryOptions(_ parameters: CallParameters) throws(VarlinkError) -> (
+        policy: DeliveryPolicy, followsSession: Bool
+    ) {
+        var policy = DeliveryPolicy.hold
+        if let name = try parameters.optionalString("whileSuspended") {
+            guard let named = DeliveryPolicy(rawValue: name) else { throw .invalidParameter("whileSuspended") }
+            policy = named
+        }
+        return (policy, try parameters.bool("suspendWhileInactive", default: false))
+    }
+
+    /// `io.beacon.Suspend`: suspends the delivery of the stream on this connection, once more.
+    func suspend(client: BusClient) {
+        client.suspensions += 1
+        client.connection.reply([:])
+    }
+
+    /// `io.beacon.Resume`: takes back one Suspend; the last one delivers what was kept.
+    func resume(client: BusClient) throws(VarlinkError) {
+        guard client.suspensions > 0 else { throw BusError.notSuspended() }
+        client.suspensions -= 1
+        if client.suspensions == 0, let subscription = client.subscription {
+            fanOut.resumeDelivery(of: subscription)
+        }
+        client.connection.reply([:])
     }
 }

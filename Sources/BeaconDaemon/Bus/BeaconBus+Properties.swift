@@ -195,7 +195,10 @@ extension BeaconBus {
         let old = try parameters.bool("old", default: false)
         let since = try parameters.optionalInt("since")
         let current = table.version
-        let subscription = Subscription(kind: .watch(old: old), patterns: patterns, client: client, start: current)
+        let delivery = try deliveryOptions(parameters)
+        let subscription = Subscription(
+            kind: .watch(old: old), patterns: patterns, client: client, start: current, policy: delivery.policy,
+            followsSession: delivery.followsSession)
         func matches(_ key: PropertyKey) -> Bool { patterns.contains { $0.matches(key) } }
         var changes: [ChangeEvent] = []
         var resync = false

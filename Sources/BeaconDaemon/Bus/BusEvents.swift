@@ -64,6 +64,10 @@ struct NotificationEvent {
     /// Where the `Notification` object's JSON is in the bytes of its tick's notifications.
     let start: Int
     let end: Int
+    /// The poster's object string, if it gave one.
+    var object: String? = nil
+    /// Posted with `deliverImmediately`: suspended observers get it at once.
+    var immediate = false
 
     /// Starts the JSON of a notification named `name` in `bytes`: `{"name":"…"`; the userInfo may follow.
     static func begin(_ name: PropertyKey, into bytes: inout [UInt8]) {
@@ -73,6 +77,12 @@ struct NotificationEvent {
             out.writeUnescaped(name.rawValue)
             out.write(byte: UInt8(ascii: "\""))
         }
+    }
+
+    /// Appends the `object` member to the JSON begun with ``begin(_:into:)``.
+    static func appendObject(_ object: String, into bytes: inout [UInt8]) {
+        JSONWriter.appendASCII(",\"object\":", to: &bytes)
+        JSONWriter.appendString(object, to: &bytes)
     }
 
     /// Ends the JSON begun with ``begin(_:into:)`` (and the userInfo) in `bytes` with the sequence number and the

@@ -51,6 +51,8 @@ enum BusMethods {
         "io.beacon.Settings.Load": Method { bus, parameters, client throws(VarlinkError) in
             try bus.load(parameters, client: client)
         },
+        "io.beacon.Suspend": Method { bus, _, client in bus.suspend(client: client) },
+        "io.beacon.Resume": Method { bus, _, client throws(VarlinkError) in try bus.resume(client: client) },
         "io.beacon.Daemon.Status": Method { bus, _, client in bus.replyStatus(to: client) },
         "io.beacon.Daemon.Clients": Method { bus, _, client in bus.replyClients(to: client) },
         "io.beacon.Lifecycle.State": Method { bus, _, client in bus.replyLifecycleState(to: client) },

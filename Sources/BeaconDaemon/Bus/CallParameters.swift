@@ -203,6 +203,10 @@ enum BusError {
             name: "io.beacon.Settings.InvalidSchema", parameters: ["problems": .array(problems.map { .string($0) })])
     }
 
+    static func notSuspended() -> VarlinkError {
+        VarlinkError(name: "io.beacon.NotSuspended", parameters: [:])
+    }
+
     static func limitExceeded(_ limit: String, maximum: Int) -> VarlinkError {
         VarlinkError(
             name: "io.beacon.LimitExceeded",

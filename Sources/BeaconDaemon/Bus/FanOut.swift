@@ -25,9 +25,13 @@ final class FanOut {
     private var tickStartSequence: Int64?
     /// The events being delivered by ``publish()``.
     var publishingChanges: [ChangeEvent] = []
-    private var publishingNotifications: [NotificationEvent] = []
-    private var publishingNotificationBytes: [UInt8] = []
+    var publishingNotifications: [NotificationEvent] = []
+    var publishingNotificationBytes: [UInt8] = []
     private var tickNumber = 0
+    /// Whether the session is active, as the lifecycle bridge last said (active until it says otherwise).
+    var sessionActive = true
+    /// The subscriptions suspended while the session is not active.
+    var sessionFollowers: [ObjectIdentifier: Subscription] = [:]
 
     init(limits: DaemonLimits, logger: Logger) {
         self.limits = limits
@@ -45,6 +49,7 @@ final class FanOut {
             index.insert(pattern, for: subscription)
         }
         subscriptionCount += 1
+        if subscription.followsSession { sessionFollowers[ObjectIdentifier(subscription)] = subscription }
     }
 
     func remove(_ subscription: Subscription) {
@@ -53,6 +58,7 @@ final class FanOut {
             index.remove(pattern, for: subscription)
         }
         subscriptionCount -= 1
+        if subscription.followsSession { sessionFollowers[ObjectIdentifier(subscription)] = nil }
     }
 
     // MARK: Events of the tick
@@ -64,11 +70,16 @@ final class FanOut {
     /// Posts the notification begun at `start` of `bytes`, the tick's notification bytes taken out of
     /// ``tickNotificationBytes`` (see ``NotificationEvent/begin(_:into:)``), from the origin whose JSON is
     /// `origin`; returns its sequence number.
-    func post(_ name: PropertyKey, begun start: Int, in bytes: inout [UInt8], origin: [UInt8]) -> Int64 {
+    func post(
+        _ name: PropertyKey, begun start: Int, in bytes: inout [UInt8], origin: [UInt8], object: String? = nil,
+        immediate: Bool = false
+    ) -> Int64 {
         if tickStartSequence == nil { tickStartSequence = sequence }
         sequence += 1
         NotificationEvent.end(sequence: sequence, origin: origin, into: &bytes)
-        tickNotifications.append(NotificationEvent(name: name, sequence: sequence, start: start, end: bytes.count))
+        tickNotifications.append(
+            NotificationEvent(
+                name: name, sequence: sequence, start: start, end: bytes.count, object: object, immediate: immediate))
         return sequence
     }
 
@@ -148,6 +159,14 @@ final class FanOut {
     ) {
         let connection = subscription.client.connection
         guard !connection.isClosed else { return }
+        if let object = subscription.object {
+            subscription.selection.removeAll { publishingNotifications[Int($0)].object != object }
+            if subscription.selection.isEmpty { return }
+        }
+        if isSuspended(subscription) {
+            keepSelection(of: subscription)
+            return
+        }
         if !connection.isWritable || !subscription.backlog.isEmpty {
             holdBack(subscription)
             return

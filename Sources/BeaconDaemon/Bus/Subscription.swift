@@ -8,6 +8,8 @@ package final class BusClient {
     var chargedBytes = 0
     /// The Watch or Observe running on the connection.
     var subscription: Subscription?
+    /// How many `io.beacon.Suspend` calls the connection made that no `Resume` answered yet.
+    var suspensions = 0
 
     init(connection: VarlinkConnection) {
         self.connection = connection
@@ -55,11 +57,26 @@ final class Subscription {
     /// Changes merged away or notifications dropped since the last reply.
     var overflow = 0
 
-    init(kind: Kind, patterns: [KeyPattern], client: BusClient, start: Int64) {
+    /// What happens to events while delivery is suspended.
+    let policy: DeliveryPolicy
+    /// Delivery is suspended while the session is not active, besides while the client suspends it.
+    let followsSession: Bool
+    /// Observe only: the notifications posted with this object, or all when `nil`.
+    let object: String?
+    /// What was held while suspended (``FanOut+Suspension.swift``).
+    var held = HeldEvents()
+
+    init(
+        kind: Kind, patterns: [KeyPattern], client: BusClient, start: Int64, policy: DeliveryPolicy = .hold,
+        followsSession: Bool = false, object: String? = nil
+    ) {
         self.kind = kind
         self.patterns = patterns
         self.client = client
         self.start = start
+        self.policy = policy
+        self.followsSession = followsSession
+        self.object = object
     }
 
     var includesOld: Bool {

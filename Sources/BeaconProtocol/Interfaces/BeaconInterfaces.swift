@@ -5,9 +5,21 @@
 public enum BeaconInterfaces {
     /// Errors shared by every Beacon interface.
     public static let common = """
-        # Errors shared by every Beacon interface.
+        # Errors shared by every Beacon interface, and the suspension of a connection's stream.
         #
         # Interface-specific errors live in their interface (io.beacon.Properties.KeyNotFound, ...).
+        #
+        # Delivery policies. A Watch or an Observe may say, in whileSuspended, what happens to its events
+        # while its delivery is suspended: "drop" (lost; counted in Clients), "coalesce" (the latest of each
+        # notification name and object, or of each key, kept, where for a key the latest value wins and old
+        # keeps the earliest old value), "hold" (all kept, in order, within limits.maxQueuedBytes; the
+        # events beyond it are lost and counted in the next reply's overflow; the default) or
+        # "deliverImmediately" (never suspended). Delivery is suspended while Suspend calls of the
+        # connection are pending and, for a stream started with suspendWhileInactive true, while the session
+        # is not active (lifecycle.state is not "active"). When it resumes, what was kept arrives at once in
+        # one reply, in the order the events happened, before anything later. A notification posted with
+        # deliverImmediately reaches suspended observers at once: what they kept comes first, in the same
+        # reply, and they stay suspended.
         # The standard org.varlink.service errors (InterfaceNotFound, MethodNotFound, InvalidParameter,
         # ExpectedMore) are used with their standard meaning. A connection of a user the daemon does not serve
         # gets org.varlink.service.PermissionDenied, and one beyond limits.maxConnectionsPerUid gets
@@ -24,6 +36,20 @@ public enum BeaconInterfaces {
         # A limit of the daemon's configuration was reached. `limit` names the configuration key (for example
         # "maxPatterns", "maxValueSize"), `maximum` is its configured value.
         error LimitExceeded (limit: string, maximum: int)
+
+        # Suspends the delivery of the Watch or Observe running on this connection (or of the one it starts
+        # later), once more: calls nest like notify_suspend(3), and delivery resumes when each Suspend has had
+        # its Resume. May be called with "oneway": true on the streaming connection. While suspended, the
+        # stream's events are kept or lost by its whileSuspended policy; a stream with policy
+        # deliverImmediately is never suspended.
+        method Suspend() -> ()
+
+        # Takes back one Suspend. The last one delivers what was kept, at once, in one reply, in the
+        # order the events happened; no event is delivered twice. NotSuspended when no Suspend is pending.
+        method Resume() -> ()
+
+        # Resume without a pending Suspend.
+        error NotSuspended ()
 
         # The changes of the event-loop tick the call was handled in could not be written to the store. The call
         # had no effect, and neither had any other call of that tick: none of their changes was kept or
@@ -160,7 +186,15 @@ public enum BeaconInterfaces {
         # the last change. A client that reads too slowly gets changes of the same key coalesced into one
         # (the latest value wins, old keeps the earliest old value); overflow then counts the changes merged
         # away since its previous reply.
-        method Watch(patterns: []string, initial: ?bool, old: ?bool, since: ?int) -> (
+        # whileSuspended and suspendWhileInactive are described in io.beacon.
+        method Watch(
+            patterns: []string,
+            initial: ?bool,
+            old: ?bool,
+            since: ?int,
+            whileSuspended: ?string,
+            suspendWhileInactive: ?bool
+        ) -> (
             changes: []Change,
             version: int,
             resync: ?bool,
@@ -214,6 +248,8 @@ public enum BeaconInterfaces {
 
         type Notification (
             name: string,
+            # The poster's object string, when it gave one.
+            object: ?string,
             userInfo: ?object,
             # Daemon-wide number of the notification, increasing by one per post.
             sequence: int,
@@ -223,7 +259,9 @@ public enum BeaconInterfaces {
         # Posts a notification to the current observers and returns its sequence number. May be called
         # with "oneway": true, also on a connection that is running a streamed call. A userInfo larger than
         # the configured value size fails with io.beacon.LimitExceeded (limit "maxValueSize").
-        method Post(name: string, userInfo: ?object) -> (sequence: int)
+        # object names the sender's object: observers may ask for one object only. deliverImmediately
+        # makes the notification reach suspended observers at once (see io.beacon).
+        method Post(name: string, userInfo: ?object, object: ?string, deliverImmediately: ?bool) -> (sequence: int)
 
         # Streams the notifications whose name matches any of patterns. Requires "more": true.
         #
@@ -232,7 +270,14 @@ public enum BeaconInterfaces {
         # after it is delivered. Every later reply carries one or more notifications in order; sequence is
         # then the one of the last. When the client reads too slowly, notifications beyond its queue are
         # dropped and overflow counts them in the next reply.
-        method Observe(patterns: []string) -> (notifications: []Notification, sequence: int, overflow: ?int)
+        # With object, only the notifications posted with that object are delivered. whileSuspended and
+        # suspendWhileInactive are described in io.beacon.
+        method Observe(
+            patterns: []string,
+            object: ?string,
+            whileSuspended: ?string,
+            suspendWhileInactive: ?bool
+        ) -> (notifications: []Notification, sequence: int, overflow: ?int)
 
         # The name is not a valid name or lies below a reserved prefix.
         error InvalidName (name: string, reason: string)
@@ -420,7 +465,18 @@ public enum BeaconInterfaces {
             # Bytes written to the connection and not yet taken by the peer.
             queuedBytes: int,
             # Ephemeral properties owned by the connection.
-            ephemeral: int
+            ephemeral: int,
+            # The stream's whileSuspended policy and whether it follows the session; whether its delivery is
+            # suspended now (pending Suspend calls in suspensions); the events kept and the events dropped
+            # while suspended.
+            policy: ?string,
+            followsSession: ?bool,
+            suspended: ?bool,
+            suspensions: int,
+            held: ?int,
+            dropped: ?int,
+            # The object an Observe asked for.
+            object: ?string
         )
 
         method Status() -> (status: DaemonStatus)

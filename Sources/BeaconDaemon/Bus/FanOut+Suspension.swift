@@ -1,0 +1,202 @@
+import BeaconProtocol
+import NIOCore
+
+/// What a subscription's events become while its delivery is suspended (`policy` of Watch and Observe).
+enum DeliveryPolicy: String {
+    /// Lost.
+    case drop
+    /// The latest of each notification name and object, or of each key, kept; delivered on resume.
+    case coalesce
+    /// All kept, within `limits.maxQueuedBytes`, and delivered on resume; beyond it counted in `overflow`.
+    case hold
+    /// Never suspended.
+    case deliverImmediately
+}
+
+/// Events kept for a suspended subscription, in the order they happened.
+struct HeldEvents {
+    /// Notifications: each one's sequence and JSON; `nil` where a later one of the same name and object replaced it.
+    var notifications: [(sequence: Int64, json: [UInt8])?] = []
+    /// Where the latest notification of each name and object is in ``notifications`` (coalesce).
+    var latestNotification: [String: Int] = [:]
+    /// Changes, in version order (hold).
+    var changes: [ChangeEvent] = []
+    /// The latest change of each key (coalesce), `old` keeping the earliest old value.
+    var latestChange: [String: ChangeEvent] = [:]
+    /// Bytes of what is kept.
+    var bytes = 0
+    /// Events kept now.
+    var count = 0
+    /// Events dropped while suspended (drop), since the subscription began.
+    var dropped = 0
+
+    var isEmpty: Bool { count == 0 }
+}
+
+extension FanOut {
+    /// Whether events for `subscription` are kept rather than sent.
+    @inline(__always)
+    func isSuspended(_ subscription: Subscription) -> Bool {
+        subscription.policy != .deliverImmediately
+            && (subscription.client.suspensions > 0 || (subscription.followsSession && !sessionActive))
+    }
+
+    /// The tick's selection for a suspended subscription: kept by its policy, except notifications posted with
+    /// `deliverImmediately`, which go out at once after everything kept before them.
+    func keepSelection(of subscription: Subscription) {
+        switch subscription.kind {
+        case .watch:
+            for index in subscription.selection {
+                keep(publishingChanges[Int(index)], for: subscription)
+            }
+        case .observe:
+            var immediate: [(sequence: Int64, json: [UInt8])] = []
+            publishingNotificationBytes.withUnsafeBufferPointer { bytes in
+                for index in subscription.selection {
+                    let event = publishingNotifications[Int(index)]
+                    let json = Array(bytes[event.start..<event.end])
+                    if event.immediate {
+                        immediate.append(contentsOf: takeNotifications(of: subscription))
+                        immediate.append((event.sequence, json))
+                    } else {
+                        keep(event, json: json, for: subscription)
+                    }
+                }
+            }
+            if !immediate.isEmpty { sendNotifications(immediate, to: subscription) }
+        }
+    }
+
+    private func keep(_ event: NotificationEvent, json: [UInt8], for subscription: Subscription) {
+        switch subscription.policy {
+        case .drop, .deliverImmediately:
+            subscription.held.dropped += 1
+        case .coalesce:
+            let identity = event.name.rawValue + "\u{0}" + (event.object ?? "")
+            if let earlier = subscription.held.latestNotification[identity],
+                let replaced = subscription.held.notifications[earlier]
+            {
+                subscription.held.notifications[earlier] = nil
+                subscription.held.bytes -= replaced.json.count
+                subscription.held.count -= 1
+            }
+            subscription.held.latestNotification[identity] = subscription.held.notifications.count
+            append(event.sequence, json, to: subscription)
+        case .hold:
+            guard subscription.held.bytes + json.count <= limits.maxQueuedBytes else {
+                subscription.overflow += 1
+                return
+            }
+            append(event.sequence, json, to: subscription)
+        }
+    }
+
+    private func append(_ sequence: Int64, _ json: [UInt8], to subscription: Subscription) {
+        subscription.held.notifications.append((sequence, json))
+        subscription.held.bytes += json.count
+        subscription.held.count += 1
+    }
+
+    private func keep(_ change: ChangeEvent, for subscription: Subscription) {
+        let size = change.key.rawValue.utf8.count + (change.value?.count ?? 0) + 64
+        switch subscription.policy {
+        case .drop, .deliverImmediately:
+            subscription.held.dropped += 1
+        case .coalesce:
+            if let earlier = subscription.held.latestChange[change.key.rawValue] {
+                subscription.held.latestChange[change.key.rawValue] = ChangeEvent(
+                    key: change.key, value: change.value, old: earlier.old, version: change.version,
+                    origin: change.origin, flags: change.flags)
+            } else {
+                subscription.held.latestChange[change.key.rawValue] = change
+                subscription.held.count += 1
+            }
+        case .hold:
+            guard subscription.held.bytes + size <= limits.maxQueuedBytes else {
+                subscription.overflow += 1
+                return
+            }
+            subscription.held.changes.append(change)
+            subscription.held.bytes += size
+            subscription.held.count += 1
+        }
+    }
+
+    /// Takes the kept notifications out, in order.
+    private func takeNotifications(of subscription: Subscription) -> [(sequence: Int64, json: [UInt8])] {
+        let kept = subscription.held.notifications.compactMap { $0 }
+        subscription.held.notifications.removeAll()
+        subscription.held.latestNotification.removeAll()
+        subscription.held.bytes = 0
+        subscription.held.count = 0
+        return kept
+    }
+
+    /// Delivery of `subscription` is no longer suspended: what was kept goes out as one reply, in order.
+    func resumeDelivery(of subscription: Subscription) {
+        guard !isSuspended(subscription), !subscription.client.connection.isClosed else { return }
+        switch subscription.kind {
+        case .watch(let old):
+            var changes = subscription.held.changes
+            changes.append(contentsOf: subscription.held.latestChange.values)
+            changes.sort { $0.version < $1.version }
+            subscription.held = HeldEvents(dropped: subscription.held.dropped)
+            let overflow = subscription.overflow
+            guard !changes.isEmpty || overflow > 0 else { return }
+            subscription.overflow = 0
+            let version = changes.last?.version ?? 0
+            sendStreamReply(to: subscription) { buffer in
+                StreamReply.changes(
+                    0..<Int32(changes.count), of: changes, includingOld: old, version: version, overflow: overflow,
+                    into: &buffer)
+            }
+        case .observe:
+            let kept = takeNotifications(of: subscription)
+            guard !kept.isEmpty || subscription.overflow > 0 else { return }
+            sendNotifications(kept, to: subscription)
+        }
+    }
+
+    /// Sends `notifications` in one reply, with the overflow counted so far.
+    private func sendNotifications(_ notifications: [(sequence: Int64, json: [UInt8])], to subscription: Subscription) {
+        let overflow = subscription.overflow
+        subscription.overflow = 0
+        let sequence = notifications.last?.sequence ?? self.sequence
+        sendStreamReply(to: subscription) { buffer in
+            JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
+            for (index, notification) in notifications.enumerated() {
+                if index > 0 { buffer.append(UInt8(ascii: ",")) }
+                buffer.append(contentsOf: notification.json)
+            }
+            JSONWriter.appendASCII("],\"sequence\":", to: &buffer)
+            JSONWriter.appendInt(sequence, to: &buffer)
+            if overflow > 0 {
+                JSONWriter.appendASCII(",\"overflow\":", to: &buffer)
+                JSONWriter.appendInt(Int64(overflow), to: &buffer)
+            }
+            JSONWriter.appendASCII("},\"continues\":true}", to: &buffer)
+            buffer.append(0)
+        }
+    }
+
+    /// Sends a reply of the subscription's stream. Not through the connection's call replies: a Resume sent with
+    /// "oneway" on the streaming connection has its own reply discarded, not the stream's.
+    private func sendStreamReply(to subscription: Subscription, _ encode: (inout [UInt8]) -> Void) {
+        let connection = subscription.client.connection
+        var bytes: [UInt8] = []
+        encode(&bytes)
+        var buffer = connection.channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        connection.send(shared: buffer)
+    }
+
+    /// The session became active or inactive: subscriptions that follow it are suspended or resumed.
+    func sessionActivityChanged(_ active: Bool) {
+        guard active != sessionActive else { return }
+        sessionActive = active
+        guard active else { return }
+        for subscription in sessionFollowers.values.sorted(by: { $0.client.connection.id < $1.client.connection.id }) {
+            resumeDelivery(of: subscription)
+        }
+    }
+}
