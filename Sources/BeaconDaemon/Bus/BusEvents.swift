@@ -155,6 +155,22 @@ enum StreamReply {
                 buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[event.start..<event.end]))
             }
         }
+        endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
+    }
+
+    /// `{"parameters":{"notifications":[…],"sequence":S,…},"continues":true}` and the NUL, for notifications
+    /// given as their JSON texts.
+    static func notifications(_ texts: [[UInt8]], sequence: Int64, overflow: Int, into buffer: inout [UInt8]) {
+        JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
+        for (index, text) in texts.enumerated() {
+            if index > 0 { buffer.append(UInt8(ascii: ",")) }
+            buffer.append(contentsOf: text)
+        }
+        endNotifications(sequence: sequence, overflow: overflow, into: &buffer)
+    }
+
+    /// `],"sequence":S,"overflow":N},"continues":true}` and the NUL.
+    private static func endNotifications(sequence: Int64, overflow: Int, into buffer: inout [UInt8]) {
         JSONWriter.appendASCII("],\"sequence\":", to: &buffer)
         JSONWriter.appendInt(sequence, to: &buffer)
         if overflow > 0 {

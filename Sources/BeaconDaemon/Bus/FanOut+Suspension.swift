@@ -163,19 +163,7 @@ extension FanOut {
         subscription.overflow = 0
         let sequence = notifications.last?.sequence ?? self.sequence
         sendStreamReply(to: subscription) { buffer in
-            JSONWriter.appendASCII("{\"parameters\":{\"notifications\":[", to: &buffer)
-            for (index, notification) in notifications.enumerated() {
-                if index > 0 { buffer.append(UInt8(ascii: ",")) }
-                buffer.append(contentsOf: notification.json)
-            }
-            JSONWriter.appendASCII("],\"sequence\":", to: &buffer)
-            JSONWriter.appendInt(sequence, to: &buffer)
-            if overflow > 0 {
-                JSONWriter.appendASCII(",\"overflow\":", to: &buffer)
-                JSONWriter.appendInt(Int64(overflow), to: &buffer)
-            }
-            JSONWriter.appendASCII("},\"continues\":true}", to: &buffer)
-            buffer.append(0)
+            StreamReply.notifications(notifications.map(\.json), sequence: sequence, overflow: overflow, into: &buffer)
         }
     }
 
