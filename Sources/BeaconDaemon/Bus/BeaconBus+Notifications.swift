@@ -15,16 +15,25 @@ extension BeaconBus {
         var bytes: [UInt8] = []
         swap(&bytes, &fanOut.tickNotificationBytes)
         defer { swap(&bytes, &fanOut.tickNotificationBytes) }
-        let object = try parameters.optionalString("object")
-        let immediate = try parameters.bool("deliverImmediately", default: false)
         let start = bytes.count
         NotificationEvent.begin(key, into: &bytes)
-        if let object { NotificationEvent.appendObject(object, into: &bytes) }
-        if let size = parameters.appendOptionalEncodedValue("userInfo", after: ",\"userInfo\":", to: &bytes),
-            size > limits.maxValueSize
-        {
+        let userInfo = parameters.appendOptionalEncodedValue("userInfo", after: ",\"userInfo\":", to: &bytes)
+        if let userInfo, userInfo > limits.maxValueSize {
             bytes.removeSubrange(start...)
             throw BusError.limitExceeded("maxValueSize", maximum: limits.maxValueSize)
+        }
+        // Most posts have a name and perhaps a userInfo: the other parameters are looked for only when there are more.
+        var object: String?
+        var immediate = false
+        if parameters.count > (userInfo == nil ? 1 : 2) {
+            do {
+                object = try parameters.optionalString("object")
+                immediate = try parameters.bool("deliverImmediately", default: false)
+            } catch {
+                bytes.removeSubrange(start...)
+                throw error
+            }
+            if let object { NotificationEvent.appendObject(object, into: &bytes) }
         }
         let posted = fanOut.post(
             key, begun: start, in: &bytes, origin: client.origin.encodedJSON, object: object, immediate: immediate)

@@ -64,8 +64,9 @@ struct NotificationEvent {
     /// Where the `Notification` object's JSON is in the bytes of its tick's notifications.
     let start: Int
     let end: Int
-    /// The poster's object string, if it gave one.
-    var object: String? = nil
+    /// Where the poster's object string is in the tick's objects (``FanOut``), -1 when it gave none. An index
+    /// rather than the string: events are copied while they are selected, and a string would be retained each time.
+    var object: Int32 = -1
     /// Posted with `deliverImmediately`: suspended observers get it at once.
     var immediate = false
 

@@ -29,6 +29,9 @@ struct CallParameters {
         return values[name.description]
     }
 
+    /// How many parameters the call has.
+    var count: Int { inPlace ? view.parameterCount : values.count }
+
     /// An object parameter's members.
     func object(_ name: StaticString) throws(VarlinkError) -> [String: JSONValue] {
         guard case .object(let members)? = parsed(name) else { throw .invalidParameter(name.description) }

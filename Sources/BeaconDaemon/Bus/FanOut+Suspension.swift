@@ -72,7 +72,8 @@ extension FanOut {
         case .drop, .deliverImmediately:
             subscription.held.dropped += 1
         case .coalesce:
-            let identity = event.name.rawValue + "\u{0}" + (event.object ?? "")
+            let identity =
+                event.name.rawValue + "\u{0}" + (event.object >= 0 ? publishingObjects[Int(event.object)] : "")
             if let earlier = subscription.held.latestNotification[identity],
                 let replaced = subscription.held.notifications[earlier]
             {

@@ -18,6 +18,9 @@ final class FanOut {
     // that could reach it again.
     @exclusivity(unchecked) private var tickChanges: [ChangeEvent] = []
     private var tickNotifications: [NotificationEvent] = []
+    /// The object strings of the tick's notifications (``NotificationEvent/object``).
+    private var tickObjects: [String] = []
+    var publishingObjects: [String] = []
     /// The JSON of the tick's notifications, one after the other. A post takes the bytes out while it appends
     /// one (one access to the property), then gives them back.
     var tickNotificationBytes: [UInt8] = []
@@ -77,9 +80,15 @@ final class FanOut {
         if tickStartSequence == nil { tickStartSequence = sequence }
         sequence += 1
         NotificationEvent.end(sequence: sequence, origin: origin, into: &bytes)
+        var objectIndex: Int32 = -1
+        if let object {
+            objectIndex = Int32(tickObjects.count)
+            tickObjects.append(object)
+        }
         tickNotifications.append(
             NotificationEvent(
-                name: name, sequence: sequence, start: start, end: bytes.count, object: object, immediate: immediate))
+                name: name, sequence: sequence, start: start, end: bytes.count, object: objectIndex,
+                immediate: immediate))
         return sequence
     }
 
@@ -89,6 +98,7 @@ final class FanOut {
         tickChanges.removeAll(keepingCapacity: true)
         tickNotifications.removeAll(keepingCapacity: true)
         tickNotificationBytes.removeAll(keepingCapacity: true)
+        tickObjects.removeAll()
         if let start = tickStartSequence { sequence = start }
         tickStartSequence = nil
     }
@@ -103,7 +113,9 @@ final class FanOut {
         swap(&publishingChanges, &tickChanges)
         swap(&publishingNotifications, &tickNotifications)
         swap(&publishingNotificationBytes, &tickNotificationBytes)
+        if !tickObjects.isEmpty || !publishingObjects.isEmpty { swap(&publishingObjects, &tickObjects) }
         defer {
+            if !publishingObjects.isEmpty { publishingObjects.removeAll() }
             publishingChanges.removeAll(keepingCapacity: true)
             publishingNotifications.removeAll(keepingCapacity: true)
             publishingNotificationBytes.removeAll(keepingCapacity: publishingNotificationBytes.capacity <= 1 << 20)
@@ -160,7 +172,10 @@ final class FanOut {
         let connection = subscription.client.connection
         guard !connection.isClosed else { return }
         if let object = subscription.object {
-            subscription.selection.removeAll { publishingNotifications[Int($0)].object != object }
+            subscription.selection.removeAll { position in
+                let index = publishingNotifications[Int(position)].object
+                return index < 0 || publishingObjects[Int(index)] != object
+            }
             if subscription.selection.isEmpty { return }
         }
         if isSuspended(subscription) {

@@ -148,6 +148,9 @@ package struct VarlinkCallView {
     }
 
     /// The parameter named `name` (the last one, when the call repeats it), `nil` when absent.
+    /// How many parameters the call has.
+    package var parameterCount: Int { parameters.count }
+
     package func parameter(_ name: StaticString) -> JSONValueView? {
         guard let index = parameters.lastIndex(named: name.utf8Start, count: name.utf8CodeUnitCount, base: base) else {
             return nil
