@@ -20,9 +20,17 @@ struct PostCommand: ParsableCommand {
     @Argument(help: "The notification's userInfo: JSON, or a plain string.")
     var userInfo: String?
 
+    @Option(help: ArgumentHelp("The sender's object: observers may ask for one object only.", valueName: "OBJECT"))
+    var object: String?
+
+    @Flag(help: "Reach observers whose delivery is suspended at once, after what they held.")
+    var deliverImmediately = false
+
     func run() throws {
         var parameters: [String: JSONValue] = ["name": .string(name)]
         if let userInfo { parameters["userInfo"] = JSONText.valueOrString(userInfo) }
+        if let object { parameters["object"] = .string(object) }
+        if deliverImmediately { parameters["deliverImmediately"] = true }
         let reply = try options.daemon().call("io.beacon.Notifications.Post", parameters)
         if options.json {
             var output = OutputBuffer.standardOutput()

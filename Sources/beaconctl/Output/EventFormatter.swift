@@ -43,6 +43,9 @@ struct EventFormatter {
         let sequence = "#" + (notification["sequence"].map { JSONText.compact($0) } ?? "?")
         let name = notification["name"]?.stringValue ?? "?"
         var line = terminal.paint(sequence, .dim) + "  " + terminal.paint(name, .boldCyan)
+        if let object = notification["object"]?.stringValue {
+            line += " " + terminal.paint("object=" + object, .dim)
+        }
         if let info = notification["userInfo"], !info.isNull {
             line += " " + JSONText.compact(info)
         }
