@@ -13,6 +13,8 @@ enum Method {
     static let clients = "io.beacon.Daemon.Clients"
     static let holdSleep = "io.beacon.Lifecycle.HoldSleep"
     static let releaseSleep = "io.beacon.Lifecycle.Release"
+    static let suspend = "io.beacon.Suspend"
+    static let resume = "io.beacon.Resume"
 }
 
 extension BeaconClient {

@@ -18,10 +18,14 @@ extension BeaconClient {
 
     /// The notifications whose name matches any of `patterns`; see ``notifications(_:)``.
     public func notifications(matching patterns: [String]) -> Signal<BeaconNotification> {
+        notifications(NotificationObservation(patterns: patterns, followsSession: options.suspendsWhileSessionInactive))
+    }
+
+    /// The signal of one kind of observation.
+    func notifications(_ observation: NotificationObservation) -> Signal<BeaconNotification> {
         Signal { observer in
             let target = UncheckedBox(observer)
             let subscription = SerialDisposable()
-            let observation = NotificationObservation(patterns: patterns)
             let task = Task {
                 let error = await observation.run(on: self) { note in
                     if !subscription.isDisposed { target.value(.next(note)) }

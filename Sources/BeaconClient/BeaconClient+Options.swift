@@ -5,6 +5,12 @@ extension BeaconClient {
         public var maxMessageSize: Int = 64 << 20
         /// The pause before each reconnection attempt after the daemon went away.
         public var reconnect: ReconnectPolicy = ReconnectPolicy()
+        /// Suspends the delivery of this client's notification observations and property watches while the
+        /// user's session is not active (locked, switched away, asleep), as AppKit does for an inactive app. Each
+        /// observation's ``BeaconClient/SuspensionBehavior`` decides what happens to its events meanwhile:
+        /// notifications are held by default, remote properties and watches coalesce per key (their latest value
+        /// arrives on resume), and the lifecycle signals are never suspended.
+        public var suspendsWhileSessionInactive = false
 
         public init() {}
     }

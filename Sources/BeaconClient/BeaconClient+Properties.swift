@@ -52,7 +52,9 @@ extension BeaconClient {
     public func propertyChanges(_ patterns: [String], initial: Bool = false) -> Signal<PropertyChange> {
         Signal { observer in
             let target = UncheckedBox(observer)
-            let watch = PropertyWatch(patterns: patterns, initial: initial, old: false)
+            let watch = PropertyWatch(
+                patterns: patterns, initial: initial, old: false,
+                followsSession: self.options.suspendsWhileSessionInactive)
             let subscription = SerialDisposable()
             let task = Task {
                 let error = await watch.run(on: self) { batch in

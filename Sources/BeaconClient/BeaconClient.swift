@@ -26,7 +26,9 @@ public final class BeaconClient: Sendable {
     public let options: Options
 
     let link: CommandLink
-    let streams = Mutex<[ObjectIdentifier: VarlinkClientConnection]>([:])
+    /// The stream connections open now, and how many ``suspend()`` calls no ``resume()`` answered yet: one lock,
+    /// so that a stream opened while the client suspends is told exactly once.
+    let streams = Mutex(StreamConnections())
     private let errorSubject: PassthroughSubject<BeaconError>
     /// Posts from every ``NotificationPoster`` of this client, in the order they are made.
     let posts: SerialCallQueue
@@ -67,8 +69,8 @@ public final class BeaconClient: Sendable {
         posts.finish()
         link.close()
         let open = streams.withLock { streams in
-            defer { streams.removeAll() }
-            return Array(streams.values)
+            defer { streams.connections.removeAll() }
+            return Array(streams.connections.values)
         }
         for connection in open { connection.close() }
     }
@@ -143,19 +145,30 @@ public final class BeaconClient: Sendable {
         } catch {
             throw .notConnected(address, cause: error)
         }
-        streams.withLock { $0[ObjectIdentifier(connection)] = connection }
+        let suspended = streams.withLock { streams in
+            streams.connections[ObjectIdentifier(connection)] = connection
+            return streams.suspensions > 0
+        }
         if link.isClosed {
             closeStreamConnection(connection)
             throw .clientClosed
         }
+        // The client is suspended: so is the stream about to run here, before its first event.
+        if suspended { connection.sendOneway(Method.suspend, [:]) }
         return connection
     }
 
     func closeStreamConnection(_ connection: VarlinkClientConnection) {
-        streams.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(connection)) }
+        streams.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
         connection.close()
     }
 
     /// The number of stream connections open now.
-    public var openStreamCount: Int { streams.withLock { $0.count } }
+    public var openStreamCount: Int { streams.withLock { $0.connections.count } }
+}
+
+/// The stream connections of a client and its suspension.
+struct StreamConnections {
+    var connections: [ObjectIdentifier: VarlinkClientConnection] = [:]
+    var suspensions = 0
 }

@@ -32,7 +32,7 @@ public struct BeaconLifecycle: Sendable {
     public var willTerminate: Signal<Void> { events("lifecycle.willTerminate").eraseValues() }
 
     /// Every `lifecycle.*` notification, with its `userInfo`.
-    public var all: Signal<BeaconNotification> { client.notifications("lifecycle.*") }
+    public var all: Signal<BeaconNotification> { events("lifecycle.*") }
 
     /// `lifecycle.state`: `"active"` or `"inactive"`; `nil` while the daemon has not set it.
     public var state: RemoteProperty<String?> { client.property("lifecycle.state", as: String.self) }
@@ -40,8 +40,9 @@ public struct BeaconLifecycle: Sendable {
     /// Whether the session is active (`lifecycle.state` is `"active"`).
     public var isActive: Signal<Bool> { state.map { $0 == "active" }.removeDuplicates() }
 
-    private func events(_ name: String) -> Signal<BeaconNotification> {
-        client.notifications(name)
+    /// Never suspended: the lifecycle is what an app needs to hear while the rest of its delivery waits.
+    private func events(_ pattern: String) -> Signal<BeaconNotification> {
+        client.notifications(NotificationObservation(patterns: [pattern], behavior: .deliverImmediately))
     }
 }
 

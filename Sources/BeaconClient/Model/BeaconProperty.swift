@@ -153,6 +153,8 @@ public struct PropertyChange: Sendable, Hashable {
 /// A notification as delivered to an observer.
 public struct BeaconNotification: Sendable, Hashable {
     public var name: String
+    /// The sender's object, when the poster gave one.
+    public var object: String?
     public var userInfo: JSONValue?
     /// The daemon-wide number of the notification.
     public var sequence: Int64
@@ -173,6 +175,7 @@ public struct BeaconNotification: Sendable, Hashable {
             sequence: try reader.int("sequence"),
             origin: try? BeaconOrigin(parsing: reader.members["origin"])
         )
+        object = reader.optionalString("object")
     }
 
     /// ``userInfo`` decoded as `type` (`nil` when there is none); throws ``BeaconError/Code/decodingFailed``.

@@ -6,6 +6,10 @@ import BeaconProtocol
 /// notification bus has NotificationCenter semantics; state a late observer needs belongs in a property).
 struct NotificationObservation: Sendable {
     let patterns: [String]
+    var object: String? = nil
+    /// `nil`: the daemon's default (hold).
+    var behavior: BeaconClient.SuspensionBehavior? = nil
+    var followsSession = false
 
     /// Runs until the task is cancelled or the daemon refuses the call. `subscribed` is called after the first
     /// reply of every subscription, `deliver` with each notification in order.
@@ -14,9 +18,13 @@ struct NotificationObservation: Sendable {
         subscribed: @Sendable () -> Void = {},
         deliver: @Sendable (BeaconNotification) -> Void
     ) async -> BeaconError? {
-        let parameters: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
+        var parameters: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
+        if let object { parameters["object"] = .string(object) }
+        if let behavior { parameters["whileSuspended"] = .string(behavior.rawValue) }
+        if followsSession { parameters["suspendWhileInactive"] = true }
         let patterns = self.patterns
-        @Sendable func makeParameters() -> [String: JSONValue] { parameters }
+        let fixed = parameters
+        @Sendable func makeParameters() -> [String: JSONValue] { fixed }
         return await client.runResubscribing(method: Method.observe, parameters: makeParameters) {
             (reply, first) throws(BeaconError) in
             let reader = ReplyReader(reply, "Observe reply")

@@ -36,18 +36,24 @@ final class PropertyWatch: Sendable {
     let patterns: [String]
     let initial: Bool
     let old: Bool
+    /// Whether the session's activity suspends the watch (``BeaconClient/Options/suspendsWhileSessionInactive``).
+    let followsSession: Bool
     private let state = Mutex(State())
 
-    init(patterns: [String], initial: Bool, old: Bool) {
+    init(patterns: [String], initial: Bool, old: Bool, followsSession: Bool = false) {
         self.patterns = patterns
         self.initial = initial
         self.old = old
+        self.followsSession = followsSession
     }
 
     /// The parameters of the next `Watch` call.
     func parameters() -> [String: JSONValue] {
         var parameters: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
         if old { parameters["old"] = true }
+        // While suspended, a watch keeps the latest change of each key: what a property needs to be right on resume.
+        parameters["whileSuspended"] = .string(BeaconClient.SuspensionBehavior.coalesce.rawValue)
+        if followsSession { parameters["suspendWhileInactive"] = true }
         state.withLock { state in
             if let since = state.lastVersion, !state.forceResync {
                 parameters["since"] = .int(since)
@@ -130,7 +136,8 @@ extension BeaconClient {
         old: Bool = false
     ) -> AsyncThrowingStream<PropertyWatchBatch, any Error> {
         let (output, continuation) = AsyncThrowingStream.makeStream(of: PropertyWatchBatch.self)
-        let watch = PropertyWatch(patterns: patterns, initial: initial, old: old)
+        let watch = PropertyWatch(
+            patterns: patterns, initial: initial, old: old, followsSession: options.suspendsWhileSessionInactive)
         let task = Task {
             let error = await watch.run(on: self) { batch in continuation.yield(batch) }
             continuation.finish(throwing: error)
