@@ -68,6 +68,10 @@ struct SuspensionClientTests {
         try logind.callSession("c1", "Lock")
         // Never suspended: the lifecycle tells of the lock while the rest waits.
         try await reasons.wait("willResignActive") { $0 == ["locked"] }
+        // The bridge may post the notification before it publishes the state that suspends the other stream.
+        try await waitUntil("the session suspends the notification stream") {
+            try await Self.streams(client).contains { $0["suspended"] == true }
+        }
         _ = try await client.call(method: "io.beacon.Notifications.Post", parameters: ["name": "app.during"])
         #expect(try await Self.streams(client).contains { $0["held"] == 1 && $0["suspended"] == true })
         #expect(received.values.isEmpty)

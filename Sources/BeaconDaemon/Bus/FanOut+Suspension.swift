@@ -50,9 +50,24 @@ extension FanOut {
                 keep(publishingChanges[Int(index)], for: subscription)
             }
         case .observe:
+            let hasImmediate = subscription.selection.contains { publishingNotifications[Int($0)].immediate }
+            // Dropping needs no copy of anything.
+            if subscription.policy == .drop && !hasImmediate {
+                subscription.held.dropped += subscription.selection.count
+                return
+            }
+            // Coalescing keeps the last of each name and object: earlier ones of the tick are not copied at all.
+            var skipped = Set<Int32>()
+            if subscription.policy == .coalesce && subscription.selection.count > 1 && !hasImmediate {
+                var seen = Set<String>()
+                for index in subscription.selection.reversed()
+                where !seen.insert(identity(of: publishingNotifications[Int(index)])).inserted {
+                    skipped.insert(index)
+                }
+            }
             var immediate: [(sequence: Int64, json: [UInt8])] = []
             publishingNotificationBytes.withUnsafeBufferPointer { bytes in
-                for index in subscription.selection {
+                for index in subscription.selection where !skipped.contains(index) {
                     let event = publishingNotifications[Int(index)]
                     let json = Array(bytes[event.start..<event.end])
                     if event.immediate {
@@ -67,13 +82,17 @@ extension FanOut {
         }
     }
 
+    /// What coalescing tells notifications apart by: the name, and the object when there is one.
+    private func identity(of event: NotificationEvent) -> String {
+        event.object >= 0 ? event.name.rawValue + "\u{0}" + publishingObjects[Int(event.object)] : event.name.rawValue
+    }
+
     private func keep(_ event: NotificationEvent, json: [UInt8], for subscription: Subscription) {
         switch subscription.policy {
         case .drop, .deliverImmediately:
             subscription.held.dropped += 1
         case .coalesce:
-            let identity =
-                event.name.rawValue + "\u{0}" + (event.object >= 0 ? publishingObjects[Int(event.object)] : "")
+            let identity = identity(of: event)
             if let earlier = subscription.held.latestNotification[identity],
                 let replaced = subscription.held.notifications[earlier]
             {
