@@ -78,4 +78,29 @@ struct SuspensionClientTests {
         try logind.callSession("c1", "Unlock")
         try await received.wait("the held notification after unlocking") { $0 == ["app.during"] }
     }
+
+    @Test("a remote property keeps working across suspension: the latest value arrives on resume")
+    func remotePropertyAcrossSuspension() async throws {
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { client.close() }
+        let writer = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { writer.close() }
+        try await writer.set("app.mode", to: "light")
+        let mode = client.property("app.mode", as: String.self, default: "")
+        let values = Recorder<String>()
+        let binding = mode.observeNext { values.append($0) }
+        defer { binding.dispose() }
+        try await values.wait("the first value") { $0 == ["light"] }
+        client.suspend()
+        try await waitUntil("the daemon suspends the watch") {
+            try await Self.streams(client).first?["suspended"] == true
+        }
+        try await writer.set("app.mode", to: "dark")
+        try await writer.set("app.mode", to: "sepia")
+        #expect(try await Self.streams(client).first?["held"] == 1)
+        #expect(values.values == ["light"])
+        client.resume()
+        try await values.wait("the latest value after resuming") { $0 == ["light", "sepia"] }
+    }
 }
