@@ -11,8 +11,22 @@ extension BeaconClient {
         /// notifications are held by default, remote properties and watches coalesce per key (their latest value
         /// arrives on resume), and the lifecycle signals are never suspended.
         public var suspendsWhileSessionInactive = false
+        /// How long ``BeaconClient/connect(to:options:)`` waits for a daemon that is not answering yet (one that
+        /// is starting, or whose socket is not there yet), trying again with the ``reconnect`` backoff. Zero makes
+        /// a single attempt.
+        public var connectTimeout: Duration = .seconds(5)
 
-        public init() {}
+        public init(
+            maxMessageSize: Int = 64 << 20,
+            reconnect: ReconnectPolicy = ReconnectPolicy(),
+            suspendsWhileSessionInactive: Bool = false,
+            connectTimeout: Duration = .seconds(5)
+        ) {
+            self.maxMessageSize = maxMessageSize
+            self.reconnect = reconnect
+            self.suspendsWhileSessionInactive = suspendsWhileSessionInactive
+            self.connectTimeout = connectTimeout
+        }
     }
 
     /// Exponential backoff between reconnection attempts: `initialDelay`, then multiplied by `multiplier` after

@@ -54,13 +54,24 @@ public final class BeaconClient: Sendable {
         let resolved: BeaconAddress
         if let address { resolved = address } else { resolved = try .default() }
         let client = BeaconClient(address: resolved, options: options)
-        do {
-            _ = try await client.link.connection()
-        } catch {
-            client.close()
-            throw error
+        // A daemon that is starting (its socket not there yet, or not answering) is waited for, up to
+        // options.connectTimeout: every program would otherwise write this loop around connect.
+        let deadline = ContinuousClock.now + options.connectTimeout
+        var attempt = 0
+        while true {
+            do {
+                _ = try await client.link.connection()
+                return client
+            } catch {
+                let pause = options.reconnect.delay(forAttempt: attempt)
+                guard error.code == .notConnected, ContinuousClock.now + pause <= deadline, !Task.isCancelled else {
+                    client.close()
+                    throw error
+                }
+                try? await Task.sleep(for: pause)
+                attempt += 1
+            }
         }
-        return client
     }
 
     /// Closes every connection of the client. Streams complete, calls fail with

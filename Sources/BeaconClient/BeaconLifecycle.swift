@@ -6,7 +6,7 @@ import Signals
 ///
 /// ```swift
 /// client.lifecycle.didBecomeActive ~> { viewModel.refresh() }
-/// client.lifecycle.willResignActive.observeNext { reason in save(reason) }
+/// client.lifecycle.willResignActive.observeNext { reason in if reason == .locked { save() } }
 /// ```
 ///
 /// Each signal observation runs its own `Observe` stream (see ``BeaconClient/notifications(_:)``).
@@ -16,10 +16,30 @@ public struct BeaconLifecycle: Sendable {
     /// `lifecycle.didBecomeActive`: the session became active, unlocked and awake.
     public var didBecomeActive: Signal<Void> { events("lifecycle.didBecomeActive").eraseValues() }
 
-    /// `lifecycle.willResignActive`, with the reason the daemon gives (`locked`, `sleep`, `sessionInactive`,
-    /// `shutdown`; empty when it gives none).
-    public var willResignActive: Signal<String> {
-        events("lifecycle.willResignActive").map { $0.userInfo?["reason"]?.stringValue ?? "" }
+    /// Why the session is about to become inactive.
+    public enum ResignReason: String, Sendable, Hashable, CaseIterable, Codable {
+        /// The screen was locked.
+        case locked
+        /// The machine is about to suspend.
+        case sleep
+        /// Another session took the seat (a user switch), or the session was deactivated.
+        case sessionInactive
+        /// The machine is shutting down.
+        case shutdown
+    }
+
+    /// `lifecycle.state`: whether the session is active, unlocked, awake and not shutting down.
+    public enum State: String, Sendable, Hashable, CaseIterable, Codable {
+        case active
+        case inactive
+    }
+
+    /// `lifecycle.willResignActive`, with its reason. A notification whose reason this version does not know is
+    /// not delivered (the interface's set of reasons is closed).
+    public var willResignActive: Signal<ResignReason> {
+        events("lifecycle.willResignActive").compactMap { note in
+            note.userInfo?["reason"]?.stringValue.flatMap(ResignReason.init(rawValue:))
+        }
     }
 
     /// `lifecycle.willSleep`: the machine is about to suspend.
@@ -34,11 +54,11 @@ public struct BeaconLifecycle: Sendable {
     /// Every `lifecycle.*` notification, with its `userInfo`.
     public var all: Signal<BeaconNotification> { events("lifecycle.*") }
 
-    /// `lifecycle.state`: `"active"` or `"inactive"`; `nil` while the daemon has not set it.
-    public var state: RemoteProperty<String?> { client.property("lifecycle.state", as: String.self) }
+    /// `lifecycle.state`; `nil` while the daemon has not set it.
+    public var state: RemoteProperty<State?> { client.property("lifecycle.state", as: State.self) }
 
-    /// Whether the session is active (`lifecycle.state` is `"active"`).
-    public var isActive: Signal<Bool> { state.map { $0 == "active" }.removeDuplicates() }
+    /// Whether the session is active (``state`` is ``State/active``).
+    public var isActive: Signal<Bool> { state.map { $0 == .active }.removeDuplicates() }
 
     /// Never suspended: the lifecycle is what an app needs to hear while the rest of its delivery waits.
     private func events(_ pattern: String) -> Signal<BeaconNotification> {

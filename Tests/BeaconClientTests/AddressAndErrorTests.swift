@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconTestSupport
 import Testing
 
 @testable import BeaconClient
@@ -83,11 +84,28 @@ struct AddressAndErrorTests {
         }
     }
 
-    @Test("connecting to a socket nobody listens on fails with notConnected")
+    @Test("connecting to a socket nobody listens on fails with notConnected once the wait is over")
     func notConnected() async throws {
         let address = BeaconAddress(socketPath: "/tmp/beacon-client-test-nobody-\(getpid()).sock")
         await #expect {
-            _ = try await BeaconClient.connect(to: address)
+            _ = try await BeaconClient.connect(to: address, options: BeaconClient.Options(connectTimeout: .zero))
         } throws: { ($0 as? BeaconError)?.code == .notConnected }
+        await #expect {
+            _ = try await BeaconClient.connect(
+                to: address, options: BeaconClient.Options(connectTimeout: .milliseconds(300)))
+        } throws: { ($0 as? BeaconError)?.code == .notConnected }
+    }
+
+    @Test("connect waits for a daemon that starts after it was called")
+    func waitsForTheDaemon() async throws {
+        let directory = try makeTemporaryDirectory("beacon-client-wait")
+        let address = BeaconAddress(socketPath: directory + "/run/beacon.sock")
+        let connecting = Task {
+            try await BeaconClient.connect(to: address, options: BeaconClient.Options(connectTimeout: .seconds(20)))
+        }
+        let daemon = try TestDaemon(directory: directory)
+        let client = try await connecting.value
+        defer { client.close() }
+        #expect(try await client.daemonStatus()["pid"]?.intValue == Int64(daemon.pid))
     }
 }

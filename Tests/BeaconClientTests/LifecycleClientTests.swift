@@ -21,7 +21,7 @@ struct LifecycleClientTests {
 
         let active = try await firstValue(of: client.lifecycle.isActive, "lifecycle.state") { $0 }
         #expect(active)
-        let reasons = Recorder<String>()
+        let reasons = Recorder<BeaconLifecycle.ResignReason>()
         let resigning = client.lifecycle.willResignActive ~> { reasons.append($0) }
         defer { resigning.dispose() }
         let prepared = Recorder<SleepPreparation>()
@@ -39,7 +39,7 @@ struct LifecycleClientTests {
         try logind.waitForOpenInhibitors(1)
 
         try logind.callSession("c1", "Lock")
-        #expect(try await reasons.wait("willResignActive", until: { $0.count == 1 }) == ["locked"])
+        #expect(try await reasons.wait("willResignActive", until: { $0.count == 1 }) == [.locked])
         #expect(try await !firstValue(of: client.lifecycle.isActive, "inactive while locked") { !$0 })
         try logind.callSession("c1", "Unlock")
         #expect(try await firstValue(of: client.lifecycle.isActive, "active again") { $0 })
@@ -48,7 +48,7 @@ struct LifecycleClientTests {
         let preparations = try await prepared.wait("the participant prepares", until: { $0.count == 1 })
         #expect(preparations.first?.sleep == 1)
         #expect(preparations.first?.timeout == .seconds(60))
-        #expect(try await reasons.wait("willResignActive(sleep)", until: { $0.count == 2 }).last == "sleep")
+        #expect(try await reasons.wait("willResignActive(sleep)", until: { $0.count == 2 }).last == .sleep)
         #expect(try logind.openInhibitors() == 1, "prepare has not returned yet")
         finish.fulfill(.success(()))
         try logind.waitForOpenInhibitors(0)

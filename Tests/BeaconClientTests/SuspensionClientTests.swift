@@ -58,7 +58,7 @@ struct SuspensionClientTests {
         defer { client.close() }
         #expect(try await firstValue(of: client.lifecycle.isActive, "lifecycle.state") { $0 })
         let received = Recorder<String>()
-        let reasons = Recorder<String>()
+        let reasons = Recorder<BeaconLifecycle.ResignReason>()
         let notes = client.notifications("app.**").observeNext { received.append($0.name) }
         defer { notes.dispose() }
         let resigning = client.lifecycle.willResignActive ~> { reasons.append($0) }
@@ -67,7 +67,7 @@ struct SuspensionClientTests {
 
         try logind.callSession("c1", "Lock")
         // Never suspended: the lifecycle tells of the lock while the rest waits.
-        try await reasons.wait("willResignActive") { $0 == ["locked"] }
+        try await reasons.wait("willResignActive") { $0 == [.locked] }
         // The bridge may post the notification before it publishes the state that suspends the other stream.
         try await waitUntil("the session suspends the notification stream") {
             try await Self.streams(client).contains { $0["suspended"] == true }
