@@ -27,11 +27,14 @@ struct PropertyWatchTests {
         #expect(watch.parameters()["since"] == nil)
         let first = try #require(try watch.batch(from: reply([change("a.x", 1, 3)], version: 7), first: true))
         #expect(first.isSnapshot && first.isFirst)
-        _ = try watch.batch(from: reply([change("a.y", 2, 8)], version: 8), first: false)
+        #expect(first.kind == .initial)
+        let later = try #require(try watch.batch(from: reply([change("a.y", 2, 8)], version: 8), first: false))
+        #expect(later.kind == .changes)
         #expect(watch.parameters()["since"] == 8)
         #expect(watch.parameters()["initial"] == nil)
         let resumed = try #require(try watch.batch(from: reply([], version: 8), first: true))
         #expect(!resumed.isSnapshot)
+        #expect(resumed.kind == .replay)
     }
 
     @Test("a resynchronisation reports keys that disappeared as deletions")
@@ -41,6 +44,7 @@ struct PropertyWatchTests {
         let batch = try #require(
             try watch.batch(from: reply([change("b", 3, 9)], version: 9, resync: true), first: true))
         #expect(batch.resync && batch.isSnapshot)
+        #expect(batch.kind == .resync)
         #expect(batch.changes.map(\.key) == ["a", "b"])
         #expect(batch.changes[0].deleted && batch.changes[0].value == nil)
         #expect(batch.changes[1].value == 3)
@@ -55,6 +59,7 @@ struct PropertyWatchTests {
         #expect(watch.parameters()["initial"] == true)
         let batch = try #require(try watch.batch(from: reply([change("b", 1, 2)], version: 3), first: true))
         #expect(batch.resync)
+        #expect(batch.kind == .resync)
         #expect(batch.changes.map(\.key) == ["a", "b"])
         #expect(batch.changes[0].deleted)
     }

@@ -3,6 +3,22 @@ import Synchronization
 
 /// One reply of a property watch, after the client's bookkeeping.
 public struct PropertyWatchBatch: Sendable, Hashable {
+    /// Where a batch comes from.
+    public enum Kind: Sendable, Hashable {
+        /// The first reply of the watch: with `initial`, the current value of every matching key; otherwise empty.
+        case initial
+        /// The first reply after a reconnection: every key changed while the client was away, each once with its
+        /// latest state (intermediate values are not replayed).
+        case replay
+        /// The daemon could not replay from the last version the client saw and sent every current value
+        /// instead; keys the client knew that are gone come first, as deletions.
+        case resync
+        /// A later reply: changes as they happen.
+        case changes
+    }
+
+    /// Where this batch comes from.
+    public var kind: Kind
     /// The changes in version order.
     ///
     /// After a resynchronisation (``resync``) the client adds a deletion for every key it had reported that is no
@@ -78,6 +94,7 @@ final class PropertyWatch: Sendable {
         return state.withLock { state -> PropertyWatchBatch? in
             var resync = daemonResync
             var isSnapshot = daemonResync
+            let reconnected = state.lastVersion != nil
             if first {
                 if state.lastVersion == nil && initial { isSnapshot = true }
                 if let since = state.lastVersion, !state.forceResync, version < since {
@@ -100,8 +117,10 @@ final class PropertyWatch: Sendable {
                 if change.deleted { state.knownKeys.remove(change.key) } else { state.knownKeys.insert(change.key) }
             }
             state.lastVersion = max(state.lastVersion ?? 0, version)
+            let kind: PropertyWatchBatch.Kind =
+                resync ? .resync : !first ? .changes : reconnected ? .replay : .initial
             return PropertyWatchBatch(
-                changes: changes, version: version, isFirst: first, isSnapshot: isSnapshot, resync: resync,
+                kind: kind, changes: changes, version: version, isFirst: first, isSnapshot: isSnapshot, resync: resync,
                 overflow: overflow)
         }
     }
