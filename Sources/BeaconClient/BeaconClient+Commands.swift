@@ -112,17 +112,18 @@ extension BeaconClient {
         return try ReplyReader(reply, "Post reply").int("sequence")
     }
 
-    /// `io.beacon.Daemon.Status`: the daemon's state as the daemon reports it.
-    public func daemonStatus() async throws(BeaconError) -> [String: JSONValue] {
+    /// `io.beacon.Daemon.Status`: the daemon's state.
+    public func daemonStatus() async throws(BeaconError) -> DaemonStatus {
         let reply = try await call(method: Method.status)
-        guard let status = reply["status"]?.objectValue else { throw .invalidReply("Status reply has no status") }
-        return status
+        return try DaemonStatus(parsing: reply["status"])
     }
 
-    /// `io.beacon.Daemon.Clients`: the connected clients as the daemon reports them.
-    public func daemonClients() async throws(BeaconError) -> [[String: JSONValue]] {
+    /// `io.beacon.Daemon.Clients`: the connected clients, by connection number.
+    public func daemonClients() async throws(BeaconError) -> [DaemonClient] {
         let reply = try await call(method: Method.clients)
         guard let clients = reply["clients"]?.arrayValue else { throw .invalidReply("Clients reply has no clients") }
-        return clients.compactMap(\.objectValue)
+        var parsed: [DaemonClient] = []
+        for client in clients { parsed.append(try DaemonClient(parsing: client)) }
+        return parsed
     }
 }

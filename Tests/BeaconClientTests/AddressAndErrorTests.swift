@@ -106,6 +106,6 @@ struct AddressAndErrorTests {
         let daemon = try TestDaemon(directory: directory)
         let client = try await connecting.value
         defer { client.close() }
-        #expect(try await client.daemonStatus()["pid"]?.intValue == Int64(daemon.pid))
+        #expect(try await client.daemonStatus().pid == Int64(daemon.pid))
     }
 }

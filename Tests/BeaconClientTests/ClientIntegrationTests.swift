@@ -285,9 +285,8 @@ struct ClientIntegrationTests {
         }
         func streams() async throws -> [String] {
             try await inspector.daemonClients().compactMap { client in
-                guard let stream = client["stream"]?.stringValue else { return nil }
-                let patterns = client["patterns"]?.arrayValue?.compactMap(\.stringValue) ?? []
-                return stream + " " + patterns.joined(separator: ",")
+                guard let stream = client.stream else { return nil }
+                return stream + " " + client.patterns.joined(separator: ",")
             }
         }
 
@@ -300,7 +299,7 @@ struct ClientIntegrationTests {
             return current.contains("io.beacon.Notifications.Observe app.**")
                 && current.contains("io.beacon.Properties.Watch app.title")
         }
-        #expect(try await inspector.daemonStatus()["subscriptions"] == 2)
+        #expect(try await inspector.daemonStatus().subscriptions == 2)
 
         notes.dispose()
         try await waitUntil("the Observe stream to end") {
@@ -308,7 +307,7 @@ struct ClientIntegrationTests {
         }
         propertyObservation.dispose()
         try await waitUntil("the Watch stream to end") { try await streams().isEmpty }
-        #expect(try await inspector.daemonStatus()["subscriptions"] == 0)
+        #expect(try await inspector.daemonStatus().subscriptions == 0)
         #expect(client.openStreamCount == 0)
 
         // Lifecycle conveniences are notifications of the daemon's lifecycle names.

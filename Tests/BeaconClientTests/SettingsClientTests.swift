@@ -21,6 +21,10 @@ struct SettingsClientTests {
         defer { app.close() }
         try await app.register(defaults: ["app.player.volume": 5, "app.player.muted": false])
 
+        let status = try await app.daemonStatus()
+        #expect(status.settings?.registrations == 1)
+        #expect(status.settings?.problems == [])
+        #expect(status.storeError == nil)
         let other = try await BeaconClient.connect(to: daemon.clientAddress)
         let volume = try await other.get("app.player.volume")
         #expect(volume.value == 5)

@@ -6,9 +6,9 @@ import Testing
 
 @Suite("BeaconClient suspension against beacond", .serialized)
 struct SuspensionClientTests {
-    /// The daemon's streams of the test's clients, by policy.
-    static func streams(_ client: BeaconClient) async throws -> [[String: JSONValue]] {
-        try await client.daemonClients().filter { $0["stream"] != nil }
+    /// The daemon's streams of the test's clients.
+    static func streams(_ client: BeaconClient) async throws -> [DaemonClient] {
+        try await client.daemonClients().filter { $0.stream != nil }
     }
 
     @Test("suspend() and resume(): one object's notifications coalesced, delivered in order on resume")
@@ -27,13 +27,13 @@ struct SuspensionClientTests {
         client.resume()
         #expect(client.isSuspended)
         try await waitUntil("the daemon suspends the stream") {
-            try await Self.streams(client).first?["suspended"] == true
+            try await Self.streams(client).first?.isSuspended == true
         }
         for (name, object) in [("x.a", "door"), ("x.b", "window"), ("x.a", "door"), ("x.b", "door")] {
             _ = try await client.call(
                 method: "io.beacon.Notifications.Post", parameters: ["name": .string(name), "object": .string(object)])
         }
-        #expect(try await Self.streams(client).first?["held"] == 2)
+        #expect(try await Self.streams(client).first?.held == 2)
         #expect(received.values.isEmpty)
         client.resume()
         let values = try await received.wait("the coalesced notifications") { $0.count >= 2 }
@@ -70,10 +70,10 @@ struct SuspensionClientTests {
         try await reasons.wait("willResignActive") { $0 == [.locked] }
         // The bridge may post the notification before it publishes the state that suspends the other stream.
         try await waitUntil("the session suspends the notification stream") {
-            try await Self.streams(client).contains { $0["suspended"] == true }
+            try await Self.streams(client).contains { $0.isSuspended }
         }
         _ = try await client.call(method: "io.beacon.Notifications.Post", parameters: ["name": "app.during"])
-        #expect(try await Self.streams(client).contains { $0["held"] == 1 && $0["suspended"] == true })
+        #expect(try await Self.streams(client).contains { $0.held == 1 && $0.isSuspended })
         #expect(received.values.isEmpty)
         try logind.callSession("c1", "Unlock")
         try await received.wait("the held notification after unlocking") { $0 == ["app.during"] }
@@ -94,11 +94,11 @@ struct SuspensionClientTests {
         try await values.wait("the first value") { $0 == ["light"] }
         client.suspend()
         try await waitUntil("the daemon suspends the watch") {
-            try await Self.streams(client).first?["suspended"] == true
+            try await Self.streams(client).first?.isSuspended == true
         }
         try await writer.set("app.mode", to: "dark")
         try await writer.set("app.mode", to: "sepia")
-        #expect(try await Self.streams(client).first?["held"] == 1)
+        #expect(try await Self.streams(client).first?.held == 1)
         #expect(values.values == ["light"])
         client.resume()
         try await values.wait("the latest value after resuming") { $0 == ["light", "sepia"] }
