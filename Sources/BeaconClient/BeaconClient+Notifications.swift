@@ -12,24 +12,25 @@ extension BeaconClient {
     /// ```swift
     /// client.notifications("app.**").observeNext { note in print(note.name) }
     /// ```
-    public func notifications(_ patterns: String...) -> Signal<BeaconNotification> {
+    public func notifications(_ patterns: String...) -> RemoteSignal<BeaconNotification> {
         notifications(matching: patterns)
     }
 
     /// The notifications whose name matches any of `patterns`; see ``notifications(_:)``.
-    public func notifications(matching patterns: [String]) -> Signal<BeaconNotification> {
+    public func notifications(matching patterns: [String]) -> RemoteSignal<BeaconNotification> {
         notifications(NotificationObservation(patterns: patterns, followsSession: options.suspendsWhileSessionInactive))
     }
 
     /// The signal of one kind of observation.
-    func notifications(_ observation: NotificationObservation) -> Signal<BeaconNotification> {
-        Signal { observer in
+    func notifications(_ observation: NotificationObservation) -> RemoteSignal<BeaconNotification> {
+        RemoteSignal { observer, live in
             let target = UncheckedBox(observer)
             let subscription = SerialDisposable()
             let task = Task {
-                let error = await observation.run(on: self) { note in
+                let error = await observation.run(on: self, subscribed: { live(nil) }) { note in
                     if !subscription.isDisposed { target.value(.next(note)) }
                 }
+                live(error ?? .cancelled)
                 if let error, !subscription.isDisposed {
                     if error.code != .clientClosed { self.report(error) }
                     target.value(.completed)

@@ -50,7 +50,7 @@ extension BeaconClient {
     /// ```
     public func notifications(
         matching patterns: [String], object: String? = nil, whileSuspended behavior: SuspensionBehavior
-    ) -> Signal<BeaconNotification> {
+    ) -> RemoteSignal<BeaconNotification> {
         notifications(
             NotificationObservation(
                 patterns: patterns, object: object, behavior: behavior,

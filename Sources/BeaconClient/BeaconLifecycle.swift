@@ -14,7 +14,7 @@ public struct BeaconLifecycle: Sendable {
     let client: BeaconClient
 
     /// `lifecycle.didBecomeActive`: the session became active, unlocked and awake.
-    public var didBecomeActive: Signal<Void> { events("lifecycle.didBecomeActive").eraseValues() }
+    public var didBecomeActive: RemoteSignal<Void> { events("lifecycle.didBecomeActive").map { _ in } }
 
     /// Why the session is about to become inactive.
     public enum ResignReason: String, Sendable, Hashable, CaseIterable, Codable {
@@ -36,23 +36,23 @@ public struct BeaconLifecycle: Sendable {
 
     /// `lifecycle.willResignActive`, with its reason. A notification whose reason this version does not know is
     /// not delivered (the interface's set of reasons is closed).
-    public var willResignActive: Signal<ResignReason> {
+    public var willResignActive: RemoteSignal<ResignReason> {
         events("lifecycle.willResignActive").compactMap { note in
             note.userInfo?["reason"]?.stringValue.flatMap(ResignReason.init(rawValue:))
         }
     }
 
     /// `lifecycle.willSleep`: the machine is about to suspend.
-    public var willSleep: Signal<Void> { events("lifecycle.willSleep").eraseValues() }
+    public var willSleep: RemoteSignal<Void> { events("lifecycle.willSleep").map { _ in } }
 
     /// `lifecycle.didWake`: the machine resumed.
-    public var didWake: Signal<Void> { events("lifecycle.didWake").eraseValues() }
+    public var didWake: RemoteSignal<Void> { events("lifecycle.didWake").map { _ in } }
 
     /// `lifecycle.willTerminate`: the machine is shutting down.
-    public var willTerminate: Signal<Void> { events("lifecycle.willTerminate").eraseValues() }
+    public var willTerminate: RemoteSignal<Void> { events("lifecycle.willTerminate").map { _ in } }
 
     /// Every `lifecycle.*` notification, with its `userInfo`.
-    public var all: Signal<BeaconNotification> { events("lifecycle.*") }
+    public var all: RemoteSignal<BeaconNotification> { events("lifecycle.*") }
 
     /// `lifecycle.state`; `nil` while the daemon has not set it.
     public var state: RemoteProperty<State?> { client.property("lifecycle.state", as: State.self) }
@@ -61,7 +61,7 @@ public struct BeaconLifecycle: Sendable {
     public var isActive: Signal<Bool> { state.map { $0 == .active }.removeDuplicates() }
 
     /// Never suspended: the lifecycle is what an app needs to hear while the rest of its delivery waits.
-    private func events(_ pattern: String) -> Signal<BeaconNotification> {
+    private func events(_ pattern: String) -> RemoteSignal<BeaconNotification> {
         client.notifications(NotificationObservation(patterns: [pattern], behavior: .deliverImmediately))
     }
 }

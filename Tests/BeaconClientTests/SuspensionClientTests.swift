@@ -17,10 +17,9 @@ struct SuspensionClientTests {
         let client = try await BeaconClient.connect(to: daemon.clientAddress)
         defer { client.close() }
         let received = Recorder<BeaconNotification>()
-        let observation = client.notifications(matching: ["x.**"], object: "door", whileSuspended: .coalesce)
-            .observeNext { received.append($0) }
+        let observation = try await client.notifications(matching: ["x.**"], object: "door", whileSuspended: .coalesce)
+            .observeNextLive { received.append($0) }
         defer { observation.dispose() }
-        try await waitUntil("the observation on the daemon") { try await Self.streams(client).count == 1 }
 
         client.suspend()
         client.suspend()

@@ -1,0 +1,25 @@
+import Signals
+
+extension RemoteProperty: LiveObservable {
+    /// Observes the property and returns once its watch is live: the observer has had the current value (the
+    /// first event), and every later change will reach it. Throws the first error of the property (a value that
+    /// does not decode, a key the daemon refuses) or ``BeaconError/Code/cancelled``; nothing stays observed then.
+    ///
+    /// ```swift
+    /// let binding = try await title.observeNextLive { label.text = $0 }
+    /// ```
+    @discardableResult
+    public func observeLive(with observer: @escaping (Event<Value>) -> Void) async throws(BeaconError)
+        -> any Disposable
+    {
+        let live = OneShot<BeaconError?>()
+        let failures = errors.observeNext { live.fulfill($0) }
+        let observation = observe { event in
+            live.fulfill(nil)
+            observer(event)
+        }
+        defer { failures.dispose() }
+        try await live.awaitLive(disposingOnFailure: observation)
+        return observation
+    }
+}

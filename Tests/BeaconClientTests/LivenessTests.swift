@@ -1,0 +1,49 @@
+import BeaconClient
+import BeaconProtocol
+import BeaconTestSupport
+import Signals
+import Testing
+
+/// Observations awaited until the daemon has registered them: no polling of the daemon's client list.
+@Suite("observations awaited until live")
+struct LivenessTests {
+    @Test("a notification observation is live when observeNextLive returns: the next post reaches it")
+    func notifications() async throws {
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { client.close() }
+        let names = Recorder<String>()
+        let observation = try await client.notifications("app.**").map(\.name).observeNextLive { names.append($0) }
+        defer { observation.dispose() }
+        try await client.post("app.saved")
+        #expect(try await names.wait("the post after the observation went live") { !$0.isEmpty } == ["app.saved"])
+    }
+
+    @Test("an observation the daemon refuses throws its error and observes nothing")
+    func refused() async throws {
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { client.close() }
+        await #expect {
+            _ = try await client.notifications("a..b").observeNextLive { _ in }
+        } throws: { ($0 as? BeaconError)?.code == .invalidPattern }
+        #expect(client.openStreamCount == 0)
+    }
+
+    @Test("a remote property is live when observeNextLive returns: its value came first, the next change follows")
+    func remoteProperty() async throws {
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { client.close() }
+        try await client.set("app.title", to: "draft")
+        let values = Recorder<String>()
+        let observation = try await client.property("app.title", as: String.self, default: "")
+            .observeNextLive { values.append($0) }
+        defer { observation.dispose() }
+        #expect(values.values == ["draft"])
+        let writer = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { writer.close() }
+        try await writer.set("app.title", to: "final")
+        try await values.wait("the change after the watch went live") { $0 == ["draft", "final"] }
+    }
+}
