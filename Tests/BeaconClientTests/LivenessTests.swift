@@ -46,4 +46,26 @@ struct LivenessTests {
         try await writer.set("app.title", to: "final")
         try await values.wait("the change after the watch went live") { $0 == ["draft", "final"] }
     }
+
+    @Test("<~> keeps a local property and a remote key equal both ways")
+    func twoWayOperator() async throws {
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { client.close() }
+        try await client.set("doc.title", to: "stored")
+        let title = Property("")
+        let remote = client.property("doc.title", as: String.self, default: "")
+        let binding = title <~> remote
+        defer { binding.dispose() }
+        let seen = Recorder<String>()
+        let observation = title.observeNext { seen.append($0) }
+        defer { observation.dispose() }
+        try await seen.wait("the daemon's value") { $0.last == "stored" }
+        title.value = "edited"
+        try await waitUntil("the edit stored") { try await client.value("doc.title", as: String.self) == "edited" }
+        let writer = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { writer.close() }
+        try await writer.set("doc.title", to: "from elsewhere")
+        try await seen.wait("the remote change") { $0.last == "from elsewhere" }
+    }
 }

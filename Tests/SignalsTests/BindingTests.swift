@@ -143,6 +143,23 @@ struct BindingTests {
         #expect(bValues.values == [0, 1, 2, 3])
     }
 
+    @Test func twoWayOperatorTakesTheRightSideFirstAndHasNoFeedbackLoop() {
+        let model = Property("model")
+        let field = Property("field")
+        let values = Recorder<String>()
+        model.observeNext { values.append($0) }
+        let binding = model <~> field
+        #expect(model.value == "field")
+        field.value = "typed"
+        #expect(model.value == "typed")
+        model.value = "loaded"
+        #expect(field.value == "loaded")
+        #expect(values.values == ["model", "field", "typed", "loaded"])
+        binding.dispose()
+        field.value = "after"
+        #expect(model.value == "loaded")
+    }
+
     @Test func bidirectionalBindingEndsWhenEitherSideGoes() {
         let a = Property(1)
         weak var weakB: Property<Int>?

@@ -84,3 +84,12 @@ extension SignalProtocol {
         BindingTarget(object: target, keyPath, context: context).bind(signal: map { Optional($0) })
     }
 }
+
+/// Two-way binding: `lhs <~> rhs` keeps both equal, `lhs` first taking the value of `rhs` (as with `<~`).
+infix operator <~> : BindingPrecedence
+
+/// Keeps two properties equal, without feedback loops; see ``Property/bidirectionalBind(to:)``.
+@discardableResult
+public func <~> <Value>(lhs: Property<Value>, rhs: Property<Value>) -> any Disposable {
+    rhs.bidirectionalBind(to: lhs)
+}
