@@ -15,8 +15,9 @@ extension RemoteProperty: LiveObservable {
         let live = OneShot<BeaconError?>()
         let failures = errors.observeNext { live.fulfill($0) }
         let observation = observe { event in
-            live.fulfill(nil)
             observer(event)
+            // After the observer: when the caller resumes, the first value has been handled.
+            live.fulfill(nil)
         }
         defer { failures.dispose() }
         try await live.awaitLive(disposingOnFailure: observation)
