@@ -44,6 +44,7 @@ test: deps
 		BEACON_FUZZ_TARGET=$$target $$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/beacon-fuzz \
 			Tests/Fuzz/Corpus/$$target || exit 1; \
 	done
+	$(SWIFT) build --package-path Examples/SettingsMirror $(SWIFT_BUILD_FLAGS)
 	$(MAKE) test-deb
 
 # The parsers that clients and files reach, each under libFuzzer and AddressSanitizer for FUZZ_SECONDS
