@@ -21,7 +21,7 @@ struct DeliveryPolicyTests {
         return client
     }
 
-    /// The daemon's view of the connection of `pid`'s clients, by connection id order: the streams' state.
+    /// The connections running a stream, by connection number, as the daemon's Clients reports them.
     static func streams(_ daemon: TestDaemon) throws -> [[String: JSONValue]] {
         let clients = try daemon.connect().parameters("io.beacon.Daemon.Clients")["clients"]?.elements ?? []
         return clients.map(\.members).filter { $0["stream"] != nil }

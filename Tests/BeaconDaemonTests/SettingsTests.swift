@@ -19,12 +19,18 @@ struct SettingsTests {
         let lockdown: String
         let daemon: TestDaemon
 
-        init(watch: Bool = true, schemaFiles: [String: String] = [:], lockdownFiles: [String: String] = [:]) throws {
+        /// `lockdownDir` is the lockdown directory below the temporary root, created unless `createLockdown` is false.
+        init(
+            watch: Bool = true, schemaFiles: [String: String] = [:], lockdownFiles: [String: String] = [:],
+            lockdownDir: String = "lockdown.d", createLockdown: Bool = true
+        ) throws {
             root = try makeTemporaryDirectory("beacon-settings-test")
             schemas = root + "/schemas"
-            lockdown = root + "/lockdown.d"
+            lockdown = root + "/" + lockdownDir
             try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: lockdown, withIntermediateDirectories: true)
+            if createLockdown {
+                try FileManager.default.createDirectory(atPath: lockdown, withIntermediateDirectories: true)
+            }
             for (name, text) in schemaFiles { try SettingsFixtures.write(text, to: schemas + "/" + name) }
             for (name, text) in lockdownFiles { try SettingsFixtures.write(text, to: lockdown + "/" + name) }
             daemon = try TestDaemon(arguments: [
@@ -185,6 +191,22 @@ struct SettingsTests {
         #expect(unlocked.first?["value"] == "https://mine.example")
         #expect(unlocked.first?["locked"] == nil)
         #expect(try client.set("kiosk.url", "https://again.example") > 0)
+    }
+
+    @Test("a lockdown directory made after the start is noticed through its parents; unrelated names there are not")
+    func directoryCreatedLater() throws {
+        let setup = try Setup(lockdownDir: "etc/beacon/lockdown.d", createLockdown: false)
+        let client = try setup.daemon.connect()
+        try client.set("kiosk.url", "https://mine.example")
+        let watcher = try setup.daemon.connect()
+        _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["kiosk.**"]], more: true)
+        // Something else in the watched parent: not a way to the lockdown directory.
+        try FileManager.default.createDirectory(atPath: setup.root + "/unrelated", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: setup.lockdown, withIntermediateDirectories: true)
+        try SettingsFixtures.write("kiosk.url = \"https://fleet.example\"\n", to: setup.lockdown + "/kiosk")
+        let locked = try watcher.receiveItems("changes", count: 1)
+        #expect(locked.first?["value"] == "https://fleet.example")
+        #expect(locked.first?["locked"] == true)
     }
 
     @Test("with inotify off, SIGHUP reloads the files, with the change events it must cause")

@@ -113,16 +113,15 @@ extension BeaconBus {
         let rule = settingsRule(name, at: index)
         if rule.lock >= 0 { throw lockedError(name, rule) }
         guard rule.schema >= 0 else { return rule }
-        if let violation = settings.violation(ofSchema: rule.schema, encoded) {
-            throw BusError.typeMismatch(
-                name, expected: settings.schemas[Int(rule.schema)].schema.typeSummary, reason: violation)
-        }
+        try checkType(name, encoded, schema: rule.schema)
         return rule
     }
 
-    func checkType(_ name: String, _ encoded: [UInt8], schema: JSONSchema) throws(VarlinkError) {
-        if let violation = schema.violation(ofValidJSON: encoded) {
-            throw BusError.typeMismatch(name, expected: schema.typeSummary, reason: violation)
+    /// Fails a value that the schema at `index` of the settings' schemas refuses.
+    func checkType(_ name: String, _ encoded: [UInt8], schema index: Int32) throws(VarlinkError) {
+        if let violation = settings.violation(ofSchema: index, encoded) {
+            throw BusError.typeMismatch(
+                name, expected: settings.schemas[Int(index)].schema.typeSummary, reason: violation)
         }
     }
 

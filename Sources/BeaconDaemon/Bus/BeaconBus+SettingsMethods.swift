@@ -135,7 +135,7 @@ extension BeaconBus {
                 locked.append(.string(name))
                 continue
             }
-            if rule.schema >= 0 { try checkType(name, encoded, schema: settings.schemas[Int(rule.schema)].schema) }
+            if rule.schema >= 0 { try checkType(name, encoded, schema: rule.schema) }
             if let index, table.entries.values[index].holds(encoded, ownedBy: nil) {
                 unchanged += 1
                 continue

@@ -23,6 +23,12 @@ struct ChangeEvent {
         static let locked = Flags(rawValue: 2)
     }
 
+    /// This change merged with `earlier`, a change of the same key not yet delivered: the latest value, version,
+    /// origin and flags, with the earliest old value.
+    func coalesced(after earlier: ChangeEvent) -> ChangeEvent {
+        ChangeEvent(key: key, value: value, old: earlier.old, version: version, origin: origin, flags: flags)
+    }
+
     /// Appends the `Change` object's JSON to `buffer`, with or without the old value.
     func encode(into buffer: inout [UInt8], includingOld: Bool) {
         let old = includingOld ? self.old : nil

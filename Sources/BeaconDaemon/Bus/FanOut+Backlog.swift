@@ -22,9 +22,7 @@ extension FanOut {
                 let event = publishingChanges[Int(index)]
                 if let earlier = subscription.backlog[event.key.rawValue] {
                     subscription.overflow += 1
-                    subscription.backlog[event.key.rawValue] = ChangeEvent(
-                        key: event.key, value: event.value, old: earlier.old, version: event.version,
-                        origin: event.origin)
+                    subscription.backlog[event.key.rawValue] = event.coalesced(after: earlier)
                 } else {
                     subscription.backlog[event.key.rawValue] = event
                 }

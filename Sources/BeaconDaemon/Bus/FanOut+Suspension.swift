@@ -118,20 +118,18 @@ extension FanOut {
     }
 
     private func keep(_ change: ChangeEvent, for subscription: Subscription) {
-        let size = change.key.rawValue.utf8.count + (change.value?.count ?? 0) + 64
         switch subscription.policy {
         case .drop, .deliverImmediately:
             subscription.held.dropped += 1
         case .coalesce:
             if let earlier = subscription.held.latestChange[change.key.rawValue] {
-                subscription.held.latestChange[change.key.rawValue] = ChangeEvent(
-                    key: change.key, value: change.value, old: earlier.old, version: change.version,
-                    origin: change.origin, flags: change.flags)
+                subscription.held.latestChange[change.key.rawValue] = change.coalesced(after: earlier)
             } else {
                 subscription.held.latestChange[change.key.rawValue] = change
                 subscription.held.count += 1
             }
         case .hold:
+            let size = change.key.rawValue.utf8.count + (change.value?.count ?? 0) + 64
             guard subscription.held.bytes + size <= limits.maxQueuedBytes else {
                 subscription.overflow += 1
                 return

@@ -100,7 +100,6 @@ final class PropertyTable {
                 origin: property.origin, ephemeralOwner: nil, markedEphemeral: false)
             highest = max(highest, property.version)
             stored = max(stored, property.version)
-            stored = max(stored, property.version)
         }
         for tombstone in contents.tombstones {
             if let reason = Self.invalidity(of: tombstone.key, version: tombstone.version) {
@@ -118,7 +117,6 @@ final class PropertyTable {
             tombstones[tombstone.key] = Tombstone(
                 version: tombstone.version, modifiedUsec: tombstone.modifiedUsec, origin: tombstone.origin)
             highest = max(highest, tombstone.version)
-            stored = max(stored, tombstone.version)
             stored = max(stored, tombstone.version)
         }
         historyFloor = contents.meta["historyFloor"] ?? 0

@@ -74,12 +74,9 @@ public final class BeaconDaemonService: Service, Sendable {
         let bridges = DaemonBridges(configuration: configuration, logger: logger)
         let sleepTimeout = configuration.lifecycle.sleepTimeout
         try? await server.withService { $0.attachLifecycle(bridges.logind, sleepTimeout: sleepTimeout) }
-        logger.info(
-            "serving",
-            metadata: ["address": "\(server.address)", "store": "\(configuration.storePath)"]
-        )
-        systemd.ready(status: "serving on \(server.address)")
-        let watchdog = systemd.startWatchdog(on: eventLoop)
+        // The settings directories are followed before READY: a client that writes a lockdown file once the
+        // daemon is ready must see it applied. A file changed between the bus's first reading and the watches
+        // is picked up by one more reading.
         let settings = configuration.settings
         let settingsWatcher =
             settings.watch
@@ -88,6 +85,13 @@ public final class BeaconDaemonService: Service, Sendable {
             ) {
                 server.withServiceOnLoop { $0.reloadSettingsFiles() }
             } : nil
+        if settingsWatcher != nil { try? await server.withService { $0.reloadSettingsFiles() } }
+        logger.info(
+            "serving",
+            metadata: ["address": "\(server.address)", "store": "\(configuration.storePath)"]
+        )
+        systemd.ready(status: "serving on \(server.address)")
+        let watchdog = systemd.startWatchdog(on: eventLoop)
         // What start-up allocated and freed (configuration, store contents) goes back to the system.
         Memory.releaseFree()
         let bridgeTask = Task {

@@ -15,7 +15,7 @@ import NIOPosix
 /// reads a half-written file. A directory that does not exist yet is noticed when it appears: its nearest existing
 /// parent is watched for it. No timer runs while nothing changes.
 final class SettingsWatcher {
-    private static let fileEvents: UInt32 =
+    fileprivate static let fileEvents: UInt32 =
         UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_DELETE)
         | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_CREATE) | UInt32(IN_ATTRIB)
     /// Enough for one event with the longest name, which inotify requires of every read.
@@ -58,7 +58,6 @@ final class SettingsWatcher {
                     }
                 }
                 .takingOwnershipOfDescriptor(input: descriptor).get()
-            addWatches(descriptor: watched, directories: directories)
             return SettingsWatcher(descriptor: watched, channel: channel)
         } catch {
             close(watched)
@@ -68,25 +67,61 @@ final class SettingsWatcher {
         }
     }
 
-    /// Watches every directory, or the nearest existing parent of one that does not exist. Called again after each
-    /// reload, so that a directory created since is watched itself (adding a watch twice changes nothing).
-    static func addWatches(descriptor: Int32, directories: [String]) {
-        for directory in directories {
-            var path = directory
-            var mask = Self.fileEvents
-            while inotify_add_watch(descriptor, path, mask | UInt32(IN_ONLYDIR)) < 0 {
-                guard errno == ENOENT || errno == ENOTDIR else { break }
-                let parent = POSIX.parentDirectory(of: path)
-                guard !parent.isEmpty, parent != path else { break }
-                path = parent
-                mask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)
-            }
-        }
-    }
-
     func stop() async {
         try? await channel.close()
         close(descriptor)
+    }
+
+    /// The watches of the directories, and which events of each matter. Used on the event loop only.
+    private final class Watches {
+        private let descriptor: Int32
+        private let directories: [String]
+        /// For each watch of a missing directory's nearest parent, the names in it that lead to a missing
+        /// directory; a watch of a directory itself is not in here (all of its events matter).
+        private var awaitedNames: [Int32: Set<String>] = [:]
+
+        init(descriptor: Int32, directories: [String]) {
+            self.descriptor = descriptor
+            self.directories = directories
+        }
+
+        /// Watches every directory, or the nearest existing parent of one that does not exist. Called again after
+        /// each reload, so that a directory created since is watched itself (adding a watch twice changes nothing).
+        func add() {
+            var awaited: [Int32: Set<String>] = [:]
+            var targets: Set<Int32> = []
+            for directory in directories {
+                var path = directory
+                var mask = SettingsWatcher.fileEvents
+                while true {
+                    let watch = inotify_add_watch(descriptor, path, mask | UInt32(IN_ONLYDIR))
+                    if watch >= 0 {
+                        if path == directory {
+                            targets.insert(watch)
+                        } else {
+                            // The next component below `path` on the way to `directory`.
+                            let rest = directory.dropFirst(path == "/" ? 1 : path.count + 1)
+                            awaited[watch, default: []].insert(String(rest.prefix { $0 != "/" }))
+                        }
+                        break
+                    }
+                    guard errno == ENOENT || errno == ENOTDIR else { break }
+                    let parent = POSIX.parentDirectory(of: path)
+                    guard !parent.isEmpty, parent != path else { break }
+                    path = parent
+                    mask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)
+                }
+            }
+            for target in targets { awaited[target] = nil }
+            awaitedNames = awaited
+        }
+
+        /// Whether an event of `watch` about `name` can change what the directories hold. A parent watch sees
+        /// everything that happens in the parent (a home directory, `/etc`): only the names on the way count.
+        func matters(watch: Int32, name: String) -> Bool {
+            guard let names = awaitedNames[watch] else { return true }
+            return names.contains(name)
+        }
     }
 
     /// Reads the events and calls `changed` once they settle.
@@ -94,35 +129,42 @@ final class SettingsWatcher {
         typealias InboundIn = ByteBuffer
 
         private let eventLoop: EventLoop
-        private let descriptor: Int32
-        private let directories: [String]
+        private let watches: Watches
         private let changed: @Sendable () -> Void
         private var scheduled: Scheduled<Void>?
 
         init(eventLoop: EventLoop, descriptor: Int32, directories: [String], changed: @escaping @Sendable () -> Void) {
             self.eventLoop = eventLoop
-            self.descriptor = descriptor
-            self.directories = directories
+            self.watches = Watches(descriptor: descriptor, directories: directories)
             self.changed = changed
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            watches.add()
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             var buffer = unwrapInboundIn(data)
             var relevant = false
-            // struct inotify_event: int wd; uint32_t mask, cookie, len; char name[len].
+            // struct inotify_event: int wd; uint32_t mask, cookie, len; char name[len], NUL-padded.
             while buffer.readableBytes >= 16 {
-                guard let mask = buffer.getInteger(at: buffer.readerIndex + 4, endianness: .host, as: UInt32.self),
-                    let length = buffer.getInteger(at: buffer.readerIndex + 12, endianness: .host, as: UInt32.self)
+                let start = buffer.readerIndex
+                guard let watch = buffer.getInteger(at: start, endianness: .host, as: Int32.self),
+                    let mask = buffer.getInteger(at: start + 4, endianness: .host, as: UInt32.self),
+                    let length = buffer.getInteger(at: start + 12, endianness: .host, as: UInt32.self)
                 else { break }
+                let nameBytes =
+                    buffer.getBytes(at: start + 16, length: min(Int(length), buffer.readableBytes - 16)) ?? []
                 buffer.moveReaderIndex(forwardBy: min(buffer.readableBytes, 16 + Int(length)))
                 // A new file is read once it is closed after writing; a new directory at once.
                 if mask & UInt32(IN_CREATE) != 0 && mask & UInt32(IN_ISDIR) == 0 { continue }
-                relevant = true
+                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                if watches.matters(watch: watch, name: name) { relevant = true }
             }
             guard relevant, scheduled == nil else { return }
             scheduled = eventLoop.assumeIsolated().scheduleTask(in: SettingsWatcher.settleTime) { [self] in
                 scheduled = nil
-                SettingsWatcher.addWatches(descriptor: descriptor, directories: directories)
+                watches.add()
                 changed()
             }
         }

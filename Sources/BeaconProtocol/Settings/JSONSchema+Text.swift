@@ -126,19 +126,14 @@ struct SchemaTextWalker {
         var integral = true
         var digits = 0
         if current == UInt8(ascii: "-") { position += 1 }
-        while let byte = current {
+        scan: while let byte = current {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
-            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"): integral = false
-            case UInt8(ascii: "-") where position > start: integral = false
-            default:
-                break
+            // A fraction or an exponent (whose sign may be "-" too).
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-"):
+                integral = false
+            default: break scan
             }
-            guard
-                (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: ".")
-                    || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") || byte == UInt8(ascii: "+")
-                    || byte == UInt8(ascii: "-")
-            else { break }
             position += 1
         }
         // Integers of up to 18 digits fit Int64; anything else (a fraction, an exponent) takes the parsed path.
