@@ -9,7 +9,8 @@ extension JSONSchema {
     package func violation(ofValidJSON text: [UInt8]) -> String? {
         let conforms = text.withUnsafeBufferPointer { buffer -> Bool in
             var walker = SchemaTextWalker(buffer)
-            return walker.conforms(to: root) == true && walker.atEnd
+            // Valid JSON text holds one value: nothing but white space can follow it.
+            return walker.conforms(to: root) == true
         }
         if conforms { return nil }
         let value: JSONValue
@@ -31,12 +32,6 @@ struct SchemaTextWalker {
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
         skipSpace()
-    }
-
-    var atEnd: Bool {
-        var end = self
-        end.skipSpace()
-        return end.position == bytes.count
     }
 
     private var current: UInt8? { position < bytes.count ? bytes[position] : nil }
