@@ -12,7 +12,11 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "beacon-bus-bench",
-            dependencies: [.product(name: "BeaconProtocol", package: "Beacon")],
+            dependencies: [
+                .product(name: "BeaconProtocol", package: "Beacon"),
+                .product(name: "BeaconClient", package: "Beacon"),
+                .product(name: "Signals", package: "Beacon"),
+            ],
             swiftSettings: [.treatAllWarnings(as: .error)]
         )
     ]

@@ -14,10 +14,20 @@ struct PropertyWatchTests {
         return .object(members)
     }
 
-    private func reply(_ changes: [JSONValue], version: Int64, resync: Bool = false) -> [String: JSONValue] {
-        var reply: [String: JSONValue] = ["changes": .array(changes), "version": .int(version)]
-        if resync { reply["resync"] = true }
+    private func reply(_ changes: [JSONValue], version: Int64, resync: Bool = false) throws -> WatchReply {
+        var parameters: [String: JSONValue] = ["changes": .array(changes), "version": .int(version)]
+        if resync { parameters["resync"] = true }
+        let decoded = try decode(VarlinkReply(parameters: parameters, continues: true).description)
+        guard case .reply(let reply, continues: true) = decoded else {
+            Issue.record("not a continued reply")
+            throw BeaconError.invalidReply("not a continued reply")
+        }
         return reply
+    }
+
+    /// The reply frame `text` as a Watch subscription reads it.
+    private func decode(_ text: String) throws -> DecodedReply<WatchReply> {
+        try Array(text.utf8).withUnsafeBytes { frame in try WatchReply.decode(frame, .default) }
     }
 
     @Test("the first subscription asks for initial values, a later one for the changes since the last version")
@@ -25,14 +35,14 @@ struct PropertyWatchTests {
         let watch = PropertyWatch(patterns: ["a.**"], initial: true, old: false)
         #expect(watch.parameters()["initial"] == true)
         #expect(watch.parameters()["since"] == nil)
-        let first = try #require(try watch.batch(from: reply([change("a.x", 1, 3)], version: 7), first: true))
+        let first = try #require(watch.batch(from: try reply([change("a.x", 1, 3)], version: 7), first: true))
         #expect(first.isSnapshot && first.isFirst)
         #expect(first.kind == .initial)
-        let later = try #require(try watch.batch(from: reply([change("a.y", 2, 8)], version: 8), first: false))
+        let later = try #require(watch.batch(from: try reply([change("a.y", 2, 8)], version: 8), first: false))
         #expect(later.kind == .changes)
         #expect(watch.parameters()["since"] == 8)
         #expect(watch.parameters()["initial"] == nil)
-        let resumed = try #require(try watch.batch(from: reply([], version: 8), first: true))
+        let resumed = try #require(watch.batch(from: try reply([], version: 8), first: true))
         #expect(!resumed.isSnapshot)
         #expect(resumed.kind == .replay)
     }
@@ -40,9 +50,9 @@ struct PropertyWatchTests {
     @Test("a resynchronisation reports keys that disappeared as deletions")
     func resync() throws {
         let watch = PropertyWatch(patterns: ["**"], initial: true, old: false)
-        _ = try watch.batch(from: reply([change("a", 1, 1), change("b", 2, 2)], version: 2), first: true)
+        _ = watch.batch(from: try reply([change("a", 1, 1), change("b", 2, 2)], version: 2), first: true)
         let batch = try #require(
-            try watch.batch(from: reply([change("b", 3, 9)], version: 9, resync: true), first: true))
+            watch.batch(from: try reply([change("b", 3, 9)], version: 9, resync: true), first: true))
         #expect(batch.resync && batch.isSnapshot)
         #expect(batch.kind == .resync)
         #expect(batch.changes.map(\.key) == ["a", "b"])
@@ -53,22 +63,67 @@ struct PropertyWatchTests {
     @Test("a daemon whose version went back is asked for every value again")
     func versionWentBack() throws {
         let watch = PropertyWatch(patterns: ["**"], initial: false, old: false)
-        _ = try watch.batch(from: reply([change("a", 1, 50)], version: 50), first: false)
+        _ = watch.batch(from: try reply([change("a", 1, 50)], version: 50), first: false)
         #expect(watch.parameters()["since"] == 50)
-        #expect(try watch.batch(from: reply([], version: 3), first: true) == nil)
+        #expect(watch.batch(from: try reply([], version: 3), first: true) == nil)
         #expect(watch.parameters()["initial"] == true)
-        let batch = try #require(try watch.batch(from: reply([change("b", 1, 2)], version: 3), first: true))
+        let batch = try #require(watch.batch(from: try reply([change("b", 1, 2)], version: 3), first: true))
         #expect(batch.resync)
         #expect(batch.kind == .resync)
         #expect(batch.changes.map(\.key) == ["a", "b"])
         #expect(batch.changes[0].deleted)
     }
 
-    @Test("a malformed reply is an invalidReply error")
+    @Test("a Watch reply is read member by member: every field of a change, unknown members skipped")
+    func frameFields() throws {
+        let text = """
+            {"parameters":{"future":{"a":[1,{"b":2}]},"changes":[{"key":"a.b","value":{"x":[1,2]},"old":3,\
+            "version":12,"deleted":false,"default":true,"locked":true,"ephemeral":false,\
+            "origin":{"uid":1000,"pid":42,"command":"a-command-longer-than-15","connection":7}},\
+            {"key":"a.c","version":13,"deleted":true,"origin":null}],"version":13,"resync":true,"overflow":4},\
+            "continues":true,"later":"ignored"}
+            """
+        guard case .reply(let reply, let continues) = try decode(text) else {
+            Issue.record("an error reply")
+            return
+        }
+        #expect(continues)
+        #expect(reply.version == 13 && reply.resync && reply.overflow == 4)
+        #expect(reply.changes.count == 2)
+        let set = reply.changes[0]
+        #expect(set.key == "a.b" && set.value == ["x": [1, 2]] && set.old == 3 && set.version == 12)
+        #expect(!set.deleted && set.isDefault && set.isLocked)
+        #expect(set.origin == BeaconOrigin(uid: 1000, pid: 42, command: "a-command-longer-than-15"))
+        let deleted = reply.changes[1]
+        #expect(deleted.key == "a.c" && deleted.deleted && deleted.value == nil && deleted.origin == nil)
+    }
+
+    @Test("an error reply to a Watch is the daemon's error, whatever the order of its members")
+    func errorReply() throws {
+        for text in [
+            #"{"error":"io.beacon.Properties.InvalidPattern","parameters":{"pattern":"a..b","reason":"empty"}}"#,
+            #"{"parameters":{"pattern":"a..b","reason":"empty"},"error":"io.beacon.Properties.InvalidPattern"}"#,
+        ] {
+            guard case .error(let error) = try decode(text) else {
+                Issue.record("not read as an error: \(text)")
+                continue
+            }
+            #expect(error.name == "io.beacon.Properties.InvalidPattern")
+            #expect(error.parameters["pattern"] == "a..b")
+        }
+    }
+
+    @Test("a malformed Watch reply is a protocol error, which closes the connection as an invalid reply")
     func malformed() {
-        let watch = PropertyWatch(patterns: ["**"], initial: false, old: false)
-        #expect {
-            _ = try watch.batch(from: ["changes": [1]], first: true)
-        } throws: { ($0 as? BeaconError)?.code == .invalidReply }
+        for text in [
+            #"{"parameters":{"changes":[1],"version":1}}"#,
+            #"{"parameters":{"changes":[{"value":1}],"version":1}}"#,
+            #"{"parameters":{"changes":[],"version":"1"}}"#,
+            #"{"parameters":{"changes":[]}}"#,
+            #"{"parameters":{"changes":[{"key":"a","version":1}],"version":1}"#,
+            #"{"parameters":{"changes":[{"key":"a","version":1},],"version":1}}"#,
+        ] {
+            #expect(throws: VarlinkError.self, "\(text)") { _ = try decode(text) }
+        }
     }
 }

@@ -1,13 +1,101 @@
 import BeaconProtocol
 import NIOCore
+import Synchronization
 
 /// Where the replies to one call go.
 enum ReplyTarget: Sendable {
     /// One reply completes the promise; an error reply fails it with a ``BeaconError``.
     case single(EventLoopPromise<[String: JSONValue]>)
-    /// Every reply is yielded until one arrives without `continues`; an error reply finishes the stream with
-    /// a ``BeaconError``.
-    case stream(AsyncThrowingStream<[String: JSONValue], any Error>.Continuation)
+    /// Every reply frame goes to the receiver, on the event loop, until the call ends.
+    case stream(any StreamReceiver)
+}
+
+/// Receives the replies of one streamed call, frame by frame, on the connection's event loop.
+protocol StreamReceiver: AnyObject, Sendable {
+    /// Takes one reply frame (without its NUL) and returns whether the call ended with it. Throws when the frame is
+    /// not a valid reply; the connection is closed then.
+    func receive(frame: UnsafeRawBufferPointer, limits: JSONLimits) throws(VarlinkError) -> Bool
+    /// The call ended without a last reply: the connection closed.
+    func fail(_ error: BeaconError)
+}
+
+/// A reply frame as a stream's decoder reads it.
+enum DecodedReply<Reply> {
+    case reply(Reply, continues: Bool)
+    case error(VarlinkError)
+}
+
+/// What a streamed call's receiver is told, in order, on the connection's event loop.
+enum StreamEvent<Reply: Sendable>: Sendable {
+    /// A reply; `first` for the call's first reply, `last` when the call ends with it.
+    case reply(Reply, first: Bool, last: Bool)
+    /// The call ended with this error: the daemon's error reply, or the connection closed.
+    case failed(BeaconError)
+}
+
+/// The receiver of one streamed call, which decodes each frame its own way. Replies reach it straight from the event
+/// loop, with no hop through a task or a queue; it hears of at most one end (a last reply or a failure), and
+/// nothing after it or after ``finish()``.
+final class StreamSubscription<Reply: Sendable>: StreamReceiver {
+    typealias Decode = @Sendable (UnsafeRawBufferPointer, JSONLimits) throws(VarlinkError) -> DecodedReply<Reply>
+
+    private let state = Atomic<UInt8>(0)
+    private let decode: Decode
+    private let receive: @Sendable (StreamEvent<Reply>) -> Void
+    private static var started: UInt8 { 1 }
+    private static var finished: UInt8 { 2 }
+
+    init(decode: @escaping Decode, receive: @escaping @Sendable (StreamEvent<Reply>) -> Void) {
+        self.decode = decode
+        self.receive = receive
+    }
+
+    func receive(frame: UnsafeRawBufferPointer, limits: JSONLimits) throws(VarlinkError) -> Bool {
+        switch try decode(frame, limits) {
+        case .error(let error):
+            deliver(.failed(BeaconError(error)))
+            return true
+        case .reply(let reply, let continues):
+            deliver(.reply(reply, first: false, last: !continues))
+            return !continues
+        }
+    }
+
+    func fail(_ error: BeaconError) {
+        deliver(.failed(error))
+    }
+
+    /// Hands an event to the receiver unless the subscription has ended.
+    func deliver(_ event: StreamEvent<Reply>) {
+        switch event {
+        case .reply(let reply, _, let last):
+            let was =
+                last
+                ? state.exchange(Self.finished, ordering: .acquiringAndReleasing) : state.load(ordering: .acquiring)
+            guard was != Self.finished else { return }
+            if !last && was == 0 { state.store(Self.started, ordering: .releasing) }
+            receive(.reply(reply, first: was == 0, last: last))
+        case .failed:
+            guard state.exchange(Self.finished, ordering: .acquiringAndReleasing) != Self.finished else { return }
+            receive(event)
+        }
+    }
+
+    /// Hears nothing more (the receiver stopped the call).
+    func finish() {
+        state.store(Self.finished, ordering: .releasing)
+    }
+}
+
+extension StreamSubscription where Reply == [String: JSONValue] {
+    /// Reads each frame as a plain reply: its output parameters.
+    static var plainReplies: Decode {
+        { (frame, limits) throws(VarlinkError) in
+            let reply = try VarlinkReply(parsing: frame, limits: limits)
+            if let error = reply.varlinkError { return .error(error) }
+            return .reply(reply.parameters, continues: reply.continues)
+        }
+    }
 }
 
 /// A call written to the channel together with where its replies go (`nil` for a oneway call).
@@ -21,6 +109,9 @@ struct OutgoingCall: Sendable {
 /// Varlink answers the calls of a connection in order, so a FIFO of reply targets is all the bookkeeping needed.
 /// Runs on the channel's event loop only.
 final class VarlinkClientHandler: ChannelDuplexHandler {
+    // Not a name the daemon sends: marks a reply that no call waits for.
+    private static let unexpectedReplyName = "io.beacon.client.UnexpectedReply"
+
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = OutgoingCall
     typealias OutboundOut = ByteBuffer
@@ -55,41 +146,32 @@ final class VarlinkClientHandler: ChannelDuplexHandler {
         let buffer = unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { splitter.append($0) }
         do {
-            while let frame = try splitter.nextFrame() {
-                let reply = try VarlinkReply(parsing: frame, limits: limits)
-                deliver(reply, context: context)
-            }
+            while try splitter.withNextFrame({ frame throws(VarlinkError) in try deliver(frame) }) != nil {}
+        } catch  where error.name == Self.unexpectedReplyName {
+            failAll(with: .invalidReply("a reply arrived while no call was waiting"))
+            context.close(promise: nil)
         } catch {
             failAll(with: .invalidReply("the peer sent an invalid message", cause: error))
             context.close(promise: nil)
         }
     }
 
-    private func deliver(_ reply: VarlinkReply, context: ChannelHandlerContext) {
+    /// Hands one reply frame to the oldest call waiting for one.
+    private func deliver(_ frame: UnsafeRawBufferPointer) throws(VarlinkError) {
         guard let target = waiting.first else {
-            failAll(with: .invalidReply("a reply arrived while no call was waiting"))
-            context.close(promise: nil)
-            return
+            throw VarlinkError(name: Self.unexpectedReplyName, parameters: [:])
         }
         switch target {
         case .single(let promise):
+            let reply = try VarlinkReply(parsing: frame, limits: limits)
             waiting.removeFirst()
             if let error = reply.varlinkError {
                 promise.fail(BeaconError(error))
             } else {
                 promise.succeed(reply.parameters)
             }
-        case .stream(let continuation):
-            if let error = reply.varlinkError {
-                waiting.removeFirst()
-                continuation.finish(throwing: BeaconError(error))
-            } else if reply.continues {
-                continuation.yield(reply.parameters)
-            } else {
-                waiting.removeFirst()
-                continuation.yield(reply.parameters)
-                continuation.finish()
-            }
+        case .stream(let receiver):
+            if try receiver.receive(frame: frame, limits: limits) { waiting.removeFirst() }
         }
     }
 
@@ -112,7 +194,7 @@ final class VarlinkClientHandler: ChannelDuplexHandler {
     private func fail(_ target: ReplyTarget?, with error: BeaconError) {
         switch target {
         case .single(let promise): promise.fail(error)
-        case .stream(let continuation): continuation.finish(throwing: error)
+        case .stream(let receiver): receiver.fail(error)
         case nil: break
         }
     }

@@ -143,6 +143,17 @@ public struct PropertyChange: Sendable, Hashable {
         isLocked = reader.bool("locked", default: false)
     }
 
+    /// A change as a Watch reply's frame holds it.
+    init(_ change: WatchReplyFrame.Change) {
+        // JSONValue is ExpressibleByNilLiteral: spell out the absent value, which a bare `nil` would not be here.
+        let value: JSONValue? = change.deleted ? Optional<JSONValue>.none : .some(change.value ?? .null)
+        self.init(
+            key: change.key, value: value, old: change.old, version: change.version, deleted: change.deleted,
+            origin: change.origin.map { BeaconOrigin(uid: $0.uid, pid: $0.pid, command: $0.command) })
+        isDefault = change.isDefault
+        isLocked = change.isLocked
+    }
+
     /// ``value`` decoded as `type` (`nil` for a deletion); throws ``BeaconError/Code/decodingFailed``.
     public func value<T: Decodable>(as type: T.Type) throws(BeaconError) -> T? {
         guard let value else { return nil }
@@ -187,6 +198,28 @@ public struct BeaconNotification: Sendable, Hashable {
 
 /// Converts between Swift values and JSON values, with the client's errors.
 enum ValueCoding {
+    /// The common scalar types read straight from the value, without a JSON decoder (which allocates several
+    /// objects per value); `nil` leaves the value to the decoder, which also reports what does not fit.
+    @inline(__always)
+    static func scalar<T>(_ json: JSONValue, as type: T.Type) -> T? {
+        // Each cast follows a check that T is that very type; casting with `as?` would ask the runtime instead.
+        switch json {
+        case .int(let number):
+            if T.self == Int.self { return Int(exactly: number).map { unsafeBitCast($0, to: T.self) } }
+            if T.self == Int64.self { return unsafeBitCast(number, to: T.self) }
+            if T.self == Double.self { return Double(exactly: number).map { unsafeBitCast($0, to: T.self) } }
+        case .double(let number):
+            if T.self == Double.self { return unsafeBitCast(number, to: T.self) }
+        case .bool(let flag):
+            if T.self == Bool.self { return unsafeBitCast(flag, to: T.self) }
+        case .string(let text):
+            if T.self == String.self { return unsafeBitCast(text, to: T.self) }
+        default:
+            break
+        }
+        return nil
+    }
+
     static func encode<T: Encodable>(_ value: T, key: String) throws(BeaconError) -> JSONValue {
         if let json = value as? JSONValue { return json }
         do {
@@ -202,7 +235,8 @@ enum ValueCoding {
         key: String,
         version: Int64?
     ) throws(BeaconError) -> T {
-        if let value = json as? T { return value }
+        if let value = scalar(json, as: type) { return value }
+        if T.self == JSONValue.self { return unsafeBitCast(json, to: T.self) }
         do {
             return try json.decode(type)
         } catch {

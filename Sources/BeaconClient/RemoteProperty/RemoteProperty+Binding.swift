@@ -108,7 +108,7 @@ final class TwoWayBinding<Value: Sendable>: Sendable {
     /// Called on whatever thread changed the local property. The value is read again on the queue, so that
     /// changes overtaken by later ones (or by a remote value set meanwhile) are not written.
     func localChanged(_ value: Value) {
-        remote.queue.async {
+        remote.async {
             guard let json = self.currentLocalJSON() else { return }
             let actions = self.sync.withLock { $0.localChanged(json) }
             self.perform(actions)
@@ -188,7 +188,7 @@ final class TwoWayBinding<Value: Sendable>: Sendable {
                 outcome = .failure(error)
             }
             let result = outcome
-            self.remote.queue.async {
+            self.remote.async {
                 let actions = self.sync.withLock { sync in
                     switch result {
                     case .success(let version): return sync.writeSucceeded(version: version)

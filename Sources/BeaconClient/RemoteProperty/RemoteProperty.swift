@@ -1,5 +1,4 @@
 import BeaconProtocol
-import Dispatch
 import Signals
 import Synchronization
 
@@ -35,9 +34,10 @@ struct RemoteSnapshot: Sendable, Hashable {
 /// observers miss no change. Until the first reply has arrived observers get nothing; after that a new observer
 /// gets the latest value at once.
 ///
-/// **Threads.** Observers are called on the property's own serial queue, one value at a time, in version order.
-/// Bind user-interface objects through a ``Signals/BindingTarget`` with the `.mainActor` context, or
-/// `receive(on:)`.
+/// **Threads.** Observers are called one value at a time, in version order, with no thread switch of their own:
+/// a change reaches them on the client's event-loop thread that read it, and a new observer gets the latest value
+/// on the thread that registers it. Observers must not block. Bind user-interface objects through a
+/// ``Signals/BindingTarget`` with the `.mainActor` context, or `receive(on:)`.
 ///
 /// **Errors.** A stored value that does not decode as `Value` is not delivered: it is reported on ``errors`` (and
 /// ``BeaconClient/errors``) as ``BeaconError/Code/decodingFailed``, and ``updates`` throws it. Failed writes and
@@ -68,8 +68,9 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
 
     let decodeValue: @Sendable (JSONValue?, Int64) throws(BeaconError) -> Value
     let encodeValue: @Sendable (Value) throws(BeaconError) -> JSONValue?
-    /// Where observers are called and every delivery is ordered.
-    let queue: DispatchQueue
+    /// Where observers are called and every delivery is ordered. It has no thread: work runs on the thread that
+    /// hands it over when nothing else runs (for deliveries, the watch connection's event loop).
+    let queue = InlineSerialQueue<RemotePropertyWork>()
     private let state = Mutex(State())
     private let deliveries = PassthroughSubject<Delivery>()
     private let errorSubject = PassthroughSubject<BeaconError>()
@@ -86,7 +87,6 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
         self.key = key
         self.decodeValue = decode
         self.encodeValue = encode
-        queue = DispatchQueue(label: "io.beacon.client.property.\(key)")
         do {
             _ = try PropertyKey(key)
             keyError = nil
@@ -186,7 +186,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
         let registration = SerialDisposable()
         let target = UncheckedBox(observer)
         retain()
-        queue.async {
+        async {
             guard !registration.isDisposed else { return }
             let latest = self.state.withLock { $0.latest }
             registration.inner = self.deliveries.observe(with: target.value)
@@ -250,30 +250,52 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
         if let error, !Task.isCancelled {
             // Closing the client ends every watch; that is no error to report.
             if error.code != .clientClosed { report(error) }
-            queue.async { self.deliveries.send(completion: ()) }
+            async { self.deliveries.send(completion: ()) }
         }
     }
 
     private func deliver(_ snapshot: RemoteSnapshot, session: Int) {
-        let result: Result<Value, BeaconError>
-        do throws(BeaconError) {
-            result = .success(try decodeValue(snapshot.json, snapshot.version))
-        } catch {
-            result = .failure(error)
-        }
-        queue.async {
-            let current = self.state.withLock { state -> Bool in
+        queue.submit(.delivery(snapshot, session: session), run: perform)
+    }
+
+    /// Runs `work` in order with the deliveries.
+    func async(_ work: @escaping @Sendable () -> Void) {
+        queue.submit(.run(work), run: perform)
+    }
+
+    private func perform(_ work: RemotePropertyWork) {
+        switch work {
+        case .run(let work):
+            work()
+        case .delivery(let snapshot, let session):
+            let result: Result<Value, BeaconError>
+            do throws(BeaconError) {
+                result = .success(try decodeValue(snapshot.json, snapshot.version))
+            } catch {
+                result = .failure(error)
+            }
+            let delivery = Delivery(result: result, snapshot: snapshot)
+            let current = state.withLock { state -> Bool in
                 guard state.session == session else { return false }
-                if let latest = state.latest, latest.snapshot.version >= snapshot.version { return false }
-                state.latest = Delivery(result: result, snapshot: snapshot)
-                if case .success(let value) = result { state.lastGood = value }
+                if let latest = state.latest, latest.snapshot.version >= delivery.snapshot.version { return false }
+                state.latest = delivery
+                if case .success(let value) = delivery.result { state.lastGood = value }
                 return true
             }
             guard current else { return }
-            if case .failure(let error) = result { self.report(error) }
-            self.deliveries.send(Delivery(result: result, snapshot: snapshot))
+            if case .failure(let error) = delivery.result { report(error) }
+            deliveries.send(delivery)
         }
     }
+}
+
+/// What runs in order on a remote property's queue. Not generic, so that queueing needs no type metadata from the
+/// runtime.
+enum RemotePropertyWork: Sendable {
+    /// A state from the watch of `session`, decoded when its turn comes.
+    case delivery(RemoteSnapshot, session: Int)
+    /// Any other work.
+    case run(@Sendable () -> Void)
 }
 
 /// Carries a non-`Sendable` observer closure to the property's queue, where it is only ever called.

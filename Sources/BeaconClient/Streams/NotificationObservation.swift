@@ -12,11 +12,11 @@ struct NotificationObservation: Sendable {
     var followsSession = false
 
     /// Runs until the task is cancelled or the daemon refuses the call. `subscribed` is called after the first
-    /// reply of every subscription, `deliver` with each notification in order.
+    /// reply of every subscription, `deliver` with each notification in order, both on the connection's event loop.
     func run(
         on client: BeaconClient,
-        subscribed: @Sendable () -> Void = {},
-        deliver: @Sendable (BeaconNotification) -> Void
+        subscribed: @escaping @Sendable () -> Void = {},
+        deliver: @escaping @Sendable (BeaconNotification) -> Void
     ) async -> BeaconError? {
         var parameters: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
         if let object { parameters["object"] = .string(object) }

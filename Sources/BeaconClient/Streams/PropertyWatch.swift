@@ -39,6 +39,27 @@ public struct PropertyWatchBatch: Sendable, Hashable {
     public var overflow: Int64
 }
 
+/// A reply of `io.beacon.Properties.Watch`, read from its frame without building the JSON tree of the reply.
+struct WatchReply: Sendable {
+    var changes: [PropertyChange]
+    var version: Int64
+    var resync: Bool
+    var overflow: Int64
+
+    static let decode: StreamSubscription<WatchReply>.Decode = { (frame, limits) throws(VarlinkError) in
+        var changes: [PropertyChange] = []
+        let parsed = try WatchReplyFrame(parsing: frame, limits: limits) { change in
+            changes.append(PropertyChange(change))
+        }
+        if let error = parsed.error { return .error(error) }
+        guard let version = parsed.version else {
+            throw VarlinkError.protocolError("the Watch reply has no \"version\"")
+        }
+        let reply = WatchReply(changes: changes, version: version, resync: parsed.resync, overflow: parsed.overflow)
+        return .reply(reply, continues: parsed.continues)
+    }
+}
+
 /// The state of a watch that survives reconnections: the last version seen, so that a new subscription asks for
 /// the changes `since` it, and the keys reported so far, so that a resynchronisation can report deletions.
 final class PropertyWatch: Sendable {
@@ -82,15 +103,11 @@ final class PropertyWatch: Sendable {
 
     /// Turns a reply into a batch; `nil` when the subscription must be made again (the daemon's version went
     /// back: it lost the history the client relies on, so the client asks for every current value).
-    func batch(from reply: [String: JSONValue], first: Bool) throws(BeaconError) -> PropertyWatchBatch? {
-        let reader = ReplyReader(reply, "Watch reply")
-        let version = try reader.int("version")
-        var changes: [PropertyChange] = []
-        for entry in try reader.array("changes") {
-            changes.append(try PropertyChange(parsing: entry))
-        }
-        let daemonResync = reader.bool("resync", default: false)
-        let overflow = reader.optionalInt("overflow") ?? 0
+    func batch(from reply: WatchReply, first: Bool) -> PropertyWatchBatch? {
+        var changes = reply.changes
+        let version = reply.version
+        let daemonResync = reply.resync
+        let overflow = reply.overflow
         return state.withLock { state -> PropertyWatchBatch? in
             var resync = daemonResync
             var isSnapshot = daemonResync
@@ -126,14 +143,14 @@ final class PropertyWatch: Sendable {
     }
 
     /// Runs the watch on `client` until the task is cancelled or the daemon answers with an error, calling
-    /// `deliver` with every batch in order.
+    /// `deliver` with every batch in order, on the connection's event loop (it must not block).
     func run(
         on client: BeaconClient,
-        deliver: @Sendable (PropertyWatchBatch) -> Void
+        deliver: @escaping @Sendable (PropertyWatchBatch) -> Void
     ) async -> BeaconError? {
-        await client.runResubscribing(method: Method.watch, parameters: parameters) {
+        await client.runResubscribing(method: Method.watch, parameters: parameters, decode: WatchReply.decode) {
             (reply, first) throws(BeaconError) in
-            guard let batch = try batch(from: reply, first: first) else { return .resubscribe }
+            guard let batch = self.batch(from: reply, first: first) else { return .resubscribe }
             deliver(batch)
             return .proceed
         }

@@ -87,15 +87,17 @@ struct JSONParser {
     /// Parses one complete value starting at the next significant byte. `depth` is the nesting depth of the
     /// container the value sits in (0 at top level).
     mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
-        if maxDepth <= JSONParser.recursionLimit {
-            return try parseValueRecursively(depth: depth)
-        }
-        return try parseValueIteratively(depth: depth)
+        try parseValueRecursively(depth: depth)
     }
 
-    /// The recursive parser: the recursion depth is bounded by `maxDepth`, which is at most ``recursionLimit``.
+    /// The recursive parser, for the first ``recursionLimit`` levels; a container deeper than that is parsed by
+    /// the iterative parser, so the recursion stays bounded whatever `maxDepth` allows. Values of usual depth
+    /// are parsed with no stack arrays.
     mutating func parseValueRecursively(depth: Int) throws(JSONError) -> JSONValue {
         let byte = try peekSignificant()
+        if depth >= JSONParser.recursionLimit && (byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[")) {
+            return try parseValueIteratively(depth: depth)
+        }
         switch byte {
         case UInt8(ascii: "{"):
             try checkDepth(depth + 1)
@@ -104,7 +106,8 @@ struct JSONParser {
                 position += 1
                 return .object([:])
             }
-            var members = [String: JSONValue](minimumCapacity: 3)
+            // Eight buckets, room for six members (a change's usual members) without a resize.
+            var members = [String: JSONValue](minimumCapacity: 4)
             while true {
                 let name = try parseMemberName()
                 members[name] = try parseValueRecursively(depth: depth + 1)
@@ -562,9 +565,16 @@ private func hex16(_ value: UInt32) -> String {
 extension JSONParser {
     /// Consumes the `{` of an object whose members sit at `depth` + 1.
     mutating func beginObject(depth: Int) throws(JSONError) {
-        guard try peekSignificant() == UInt8(ascii: "{") else {
-            throw unexpected(at: position, expected: "an object")
-        }
+        try begin(UInt8(ascii: "{"), "an object", depth: depth)
+    }
+
+    /// Consumes the `[` of an array whose elements sit at `depth` + 1.
+    mutating func beginArray(depth: Int) throws(JSONError) {
+        try begin(UInt8(ascii: "["), "an array", depth: depth)
+    }
+
+    private mutating func begin(_ opening: UInt8, _ what: StaticString, depth: Int) throws(JSONError) {
+        guard try peekSignificant() == opening else { throw unexpected(at: position, expected: what) }
         try checkDepth(depth + 1)
         position += 1
     }
@@ -620,5 +630,26 @@ extension JSONParser {
             return MemberName(raw: UnsafeBufferPointer(start: base + start, count: index - start), decoded: nil)
         }
         return MemberName(raw: nil, decoded: try parseMemberName())
+    }
+
+    /// Whether another element follows in an array opened with ``beginArray(depth:)`` (the caller then parses
+    /// it); `false` after the closing `]`. `first` must be `true` for the first call and is updated.
+    mutating func nextElement(first: inout Bool) throws(JSONError) -> Bool {
+        let next = try peekSignificant()
+        if next == UInt8(ascii: "]") && first {
+            position += 1
+            return false
+        }
+        if first {
+            first = false
+            return true
+        }
+        position += 1
+        if next == UInt8(ascii: ",") { return true }
+        guard next == UInt8(ascii: "]") else {
+            position -= 1
+            throw unexpected(at: position, expected: "',' or ']'")
+        }
+        return false
     }
 }

@@ -528,7 +528,7 @@ let arguments = CommandLine.arguments
 func usage() -> Never {
     fail(
         "usage: beacon-bus-bench SOCKET get N | notify NSUB N WINDOW | setwatch N [WINDOW [ephemeral]]"
-            + " | conns K DAEMON_PID")
+            + " | conns K DAEMON_PID | bind BLOCK ROUNDS | bindallocs N")
 }
 func argument(_ index: Int) -> Int {
     guard index < arguments.count, let value = Int(arguments[index]), value > 0 else { usage() }
@@ -545,5 +545,7 @@ case "setwatch":
         socketPath, argument(3), window: arguments.count > 4 ? argument(4) : 1,
         ephemeral: arguments.count > 5 && arguments[5] == "ephemeral")
 case "conns": benchConnections(socketPath, argument(3), Int32(argument(4)))
+case "bind": benchBind(socketPath, argument(3), argument(4))
+case "bindallocs": benchBindAllocations(socketPath, argument(3))
 default: usage()
 }
