@@ -12,9 +12,23 @@ enum Method {
     static let status = "io.beacon.Daemon.Status"
     static let clients = "io.beacon.Daemon.Clients"
     static let holdSleep = "io.beacon.Lifecycle.HoldSleep"
+    static let lifecycleState = "io.beacon.Lifecycle.State"
     static let releaseSleep = "io.beacon.Lifecycle.Release"
     static let suspend = "io.beacon.Suspend"
     static let resume = "io.beacon.Resume"
+    static let describe = "io.beacon.Settings.Describe"
+    static let reset = "io.beacon.Settings.Reset"
+    static let schemas = "io.beacon.Settings.Schemas"
+    static let register = "io.beacon.Settings.Register"
+    static let dump = "io.beacon.Settings.Dump"
+    static let load = "io.beacon.Settings.Load"
+
+    /// Every method the client calls through a typed function; a test holds it against the interfaces' IDL, so
+    /// that a method added there without a typed function here is noticed.
+    static let typed: Set<String> = [
+        get, set, unset, list, watch, post, observe, status, clients, holdSleep, lifecycleState, releaseSleep,
+        suspend, resume, describe, reset, schemas, register, dump, load,
+    ]
 }
 
 extension BeaconClient {

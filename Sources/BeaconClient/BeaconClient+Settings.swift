@@ -36,7 +36,7 @@ extension BeaconClient {
     @discardableResult
     public func reset(_ key: String, recursive: Bool = false) async throws(BeaconError) -> [String] {
         let reply = try await call(
-            method: "io.beacon.Settings.Reset", parameters: ["key": .string(key), "recursive": .bool(recursive)])
+            method: Method.reset, parameters: ["key": .string(key), "recursive": .bool(recursive)])
         return reply["reset"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 
@@ -61,5 +61,41 @@ extension BeaconClient {
             },
             encode: { (value) throws(BeaconError) in try ValueCoding.encode(value, key: key) }
         )
+    }
+
+    /// Everything the daemon knows of `key`: what a Get shows, whether a value is stored, the schema's declaration
+    /// and the lock (`io.beacon.Settings.Describe`).
+    public func describe(_ key: String) async throws(BeaconError) -> SettingDescription {
+        try SettingDescription(parsing: try await call(method: Method.describe, parameters: ["key": .string(key)]))
+    }
+
+    /// The schemas and lockdown rules in force, where each came from, and the problems the daemon found in its
+    /// files (`io.beacon.Settings.Schemas`).
+    public func settingsSources() async throws(BeaconError) -> SettingsSources {
+        try SettingsSources(parsing: try await call(method: Method.schemas))
+    }
+
+    /// The stored, persistent values at or below `prefix` (every key when `nil`), by key relative to it, and the
+    /// daemon's version: what ``load(_:prefix:)`` takes back. Defaults, ephemeral values and the daemon's own keys
+    /// are left out.
+    public func dump(prefix: String? = nil) async throws(BeaconError) -> (values: [String: JSONValue], version: Int64) {
+        let reply = try await call(method: Method.dump, parameters: prefix.map { ["prefix": .string($0)] } ?? [:])
+        let reader = ReplyReader(reply, "Dump reply")
+        guard let values = reader.members["values"]?.objectValue else {
+            throw .invalidReply("Dump reply has no values")
+        }
+        return (values, try reader.int("version"))
+    }
+
+    /// Stores `values` (by key relative to `prefix`, as ``dump(prefix:)`` gives them), all or nothing: a bad key
+    /// or a value its schema refuses stores nothing and throws the error Set would. Locked keys are skipped and
+    /// listed in the result.
+    @discardableResult
+    public func load(_ values: [String: JSONValue], prefix: String? = nil) async throws(BeaconError)
+        -> SettingsLoadResult
+    {
+        var parameters: [String: JSONValue] = ["values": .object(values)]
+        if let prefix { parameters["prefix"] = .string(prefix) }
+        return try SettingsLoadResult(parsing: try await call(method: Method.load, parameters: parameters))
     }
 }

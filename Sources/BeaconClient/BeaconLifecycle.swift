@@ -71,6 +71,49 @@ extension BeaconClient {
     public var lifecycle: BeaconLifecycle { BeaconLifecycle(client: self) }
 }
 
+/// The lifecycle as the daemon last read it from logind: `io.beacon.Lifecycle.State`.
+public struct LifecycleStatus: Sendable, Hashable {
+    /// Whether the session is active; `nil` until the bridge has read logind once.
+    public var state: BeaconLifecycle.State?
+    public var sessionActive: Bool?
+    public var sessionLocked: Bool?
+    public var sessionIdle: Bool?
+    public var systemSleeping: Bool?
+    public var systemShuttingDown: Bool?
+    /// The bridge to logind, as in ``DaemonStatus/lifecycle``: `connected: PATH`, `disconnected: REASON`, ...
+    public var bridge: String
+    /// Whether the daemon holds its logind delay inhibitor for sleep now.
+    public var holdsSleepInhibitor: Bool
+    /// Connections taking part in sleep (``BeaconLifecycle/holdSleep(description:_:)``).
+    public var participants: Int
+    /// The sleep being prepared and the participants that have not released it yet; `nil` when none is.
+    public var preparingSleep: Int64?
+    public var pendingParticipants: Int?
+
+    init(parsing reply: [String: JSONValue]) throws(BeaconError) {
+        let reader = ReplyReader(reply, "Lifecycle.State reply")
+        state = reader.optionalString("state").flatMap(BeaconLifecycle.State.init(rawValue:))
+        sessionActive = reader.members["sessionActive"]?.boolValue
+        sessionLocked = reader.members["sessionLocked"]?.boolValue
+        sessionIdle = reader.members["sessionIdle"]?.boolValue
+        systemSleeping = reader.members["systemSleeping"]?.boolValue
+        systemShuttingDown = reader.members["systemShuttingDown"]?.boolValue
+        bridge = try reader.string("bridge")
+        holdsSleepInhibitor = reader.bool("sleepInhibitor", default: false)
+        participants = Int(try reader.int("participants"))
+        preparingSleep = reader.optionalInt("sleep")
+        pendingParticipants = reader.optionalInt("pending").map { Int($0) }
+    }
+}
+
+extension BeaconLifecycle {
+    /// The lifecycle now, as the daemon last read it from logind. Throws the error named
+    /// `io.beacon.Lifecycle.Unavailable` (``BeaconError/name``) when the daemon does not follow it.
+    public func status() async throws(BeaconError) -> LifecycleStatus {
+        try LifecycleStatus(parsing: try await client.call(method: Method.lifecycleState))
+    }
+}
+
 /// One sleep the daemon announced to a sleep participant.
 public struct SleepPreparation: Sendable, Hashable {
     /// The daemon's number of this sleep.

@@ -32,8 +32,7 @@ struct LifecycleClientTests {
         }
         defer { participation.dispose() }
         try await waitUntil("both streams on the daemon") {
-            let clients = try await client.call(method: "io.beacon.Daemon.Clients")["clients"]?.arrayValue ?? []
-            let streams = clients.compactMap { $0.objectValue?["stream"]?.stringValue }
+            let streams = try await client.daemonClients().compactMap(\.stream)
             return streams.sorted() == ["io.beacon.Lifecycle.HoldSleep", "io.beacon.Notifications.Observe"]
         }
         try logind.waitForOpenInhibitors(1)
@@ -43,6 +42,10 @@ struct LifecycleClientTests {
         #expect(try await !firstValue(of: client.lifecycle.isActive, "inactive while locked") { !$0 })
         try logind.callSession("c1", "Unlock")
         #expect(try await firstValue(of: client.lifecycle.isActive, "active again") { $0 })
+        let awake = try await client.lifecycle.status()
+        #expect(awake.state == .active && awake.sessionActive == true && awake.sessionLocked == false)
+        #expect(awake.bridge.hasPrefix("connected") && awake.participants == 1 && awake.holdsSleepInhibitor)
+        #expect(awake.preparingSleep == nil && awake.pendingParticipants == nil)
 
         try logind.emitManagerSignal("PrepareForSleep", true)
         let preparations = try await prepared.wait("the participant prepares", until: { $0.count == 1 })
@@ -50,6 +53,8 @@ struct LifecycleClientTests {
         #expect(preparations.first?.timeout == .seconds(60))
         #expect(try await reasons.wait("willResignActive(sleep)", until: { $0.count == 2 }).last == .sleep)
         #expect(try logind.openInhibitors() == 1, "prepare has not returned yet")
+        let preparing = try await client.lifecycle.status()
+        #expect(preparing.preparingSleep == 1 && preparing.pendingParticipants == 1)
         finish.fulfill(.success(()))
         try logind.waitForOpenInhibitors(0)
     }

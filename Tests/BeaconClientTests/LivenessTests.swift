@@ -47,6 +47,24 @@ struct LivenessTests {
         try await values.wait("the change after the watch went live") { $0 == ["draft", "final"] }
     }
 
+    @Test("latestValue: nil while unwatched, known once keepLive returns, following changes until disposed")
+    func keepLive() async throws {
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { client.close() }
+        try await client.set("app.count", to: 3)
+        let count = client.property("app.count", as: Int.self, default: 0)
+        #expect(count.latestValue == nil)
+        #expect(try await count.current() == 3, "read with a Get while unwatched")
+        let live = try await count.keepLive()
+        #expect(count.latestValue == 3)
+        try await client.set("app.count", to: 4)
+        try await waitUntil("latestValue follows the change") { count.latestValue == 4 }
+        #expect(try await count.current() == 4)
+        live.dispose()
+        #expect(count.latestValue == nil)
+    }
+
     @Test("<~> keeps a local property and a remote key equal both ways")
     func twoWayOperator() async throws {
         let daemon = try TestDaemon()

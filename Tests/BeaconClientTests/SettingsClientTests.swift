@@ -79,4 +79,34 @@ struct SettingsClientTests {
         #expect(recorded.map(\.value) == [12, 14, 12])
         #expect(recorded.map(\.isDefault) == [true, false, true])
     }
+
+    @Test("describe, settingsSources, dump and load give typed results")
+    func typedSettingsCalls() async throws {
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { client.close() }
+        try await client.register(schema: [
+            "app.size": ["type": "integer", "minimum": 6, "maximum": 72, "default": 12, "summary": "Text size"]
+        ])
+        let unset = try await client.describe("app.size")
+        #expect(unset.value == 12 && unset.isDefault && !unset.isSet && unset.version == 0)
+        let declaration = try #require(unset.schema)
+        #expect(declaration.type == "integer 6...72" && declaration.summary == "Text size")
+        #expect(declaration.defaultValue == 12 && declaration.pattern == "app.size" && unset.lock == nil)
+
+        let sources = try await client.settingsSources()
+        let registration = try #require(sources.schemas.first { $0.isRegistration })
+        #expect(registration.keys.map(\.key) == ["app.size"])
+        #expect(registration.keys.first?.defaultValue == 12 && sources.problems.isEmpty)
+
+        try await client.set("app.size", to: 14)
+        try await client.set("app.name", to: "beacon")
+        let dumped = try await client.dump(prefix: "app")
+        #expect(dumped.values == ["size": 14, "name": "beacon"] && dumped.version > 0)
+        let loaded = try await client.load(dumped.values, prefix: "copy")
+        #expect(loaded.changed == 2 && loaded.unchanged == 0 && loaded.locked.isEmpty)
+        #expect(try await client.load(dumped.values, prefix: "copy").unchanged == 2)
+        let copied = try await client.describe("copy.size")
+        #expect(copied.value == 14 && copied.isSet && !copied.isDefault && copied.schema == nil)
+    }
 }

@@ -76,7 +76,7 @@ final class CommandLink: Sendable {
             // client's runs on it.
             let schema = registered.withLock { $0 }
             if !schema.isEmpty {
-                _ = try? await connection.call(Self.registerMethod, ["schema": .object(["keys": .object(schema)])])
+                _ = try? await connection.call(Method.register, ["schema": .object(["keys": .object(schema)])])
             }
             result = .success(connection)
         } catch {
@@ -167,8 +167,6 @@ final class CommandLink: Sendable {
         }
     }
 
-    static let registerMethod = "io.beacon.Settings.Register"
-
     /// Adds `entries` (schema entries by key) to the client's registration and registers the whole of it on the
     /// command connection. A registration the daemon refuses is taken back.
     func register(_ entries: [String: JSONValue]) async throws(BeaconError) {
@@ -178,7 +176,7 @@ final class CommandLink: Sendable {
         }
         do throws(BeaconError) {
             let schema = registered.withLock { $0 }
-            _ = try await connection().call(Self.registerMethod, ["schema": .object(["keys": .object(schema)])])
+            _ = try await connection().call(Method.register, ["schema": .object(["keys": .object(schema)])])
         } catch {
             registered.withLock { $0 = previous }
             throw error

@@ -69,13 +69,7 @@ public struct DaemonStatus: Sendable, Hashable {
         if let value = reader.members["settings"] {
             let settings = try ReplyReader(value, "settings")
             var problems: [SettingsProblem] = []
-            for entry in try settings.array("problems") {
-                let problem = try ReplyReader(entry, "settings problem")
-                problems.append(
-                    SettingsProblem(
-                        file: try problem.string("file"), line: Int(try problem.int("line")),
-                        problem: try problem.string("problem")))
-            }
+            for entry in try settings.array("problems") { problems.append(try SettingsProblem(parsing: entry)) }
             self.settings = Settings(
                 schemaFiles: Int(try settings.int("schemaFiles")),
                 lockdownFiles: Int(try settings.int("lockdownFiles")),

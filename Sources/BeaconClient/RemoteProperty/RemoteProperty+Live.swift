@@ -23,4 +23,25 @@ extension RemoteProperty: LiveObservable {
         try await live.awaitLive(disposingOnFailure: observation)
         return observation
     }
+
+    /// Keeps the property watched until the returned disposable is disposed (or its owner's bag goes), and returns
+    /// once the current value is known: from then on ``latestValue`` answers at once and follows every change,
+    /// with no observer of its own.
+    ///
+    /// ```swift
+    /// let theme = client.property("app.theme", as: String.self, default: "light")
+    /// try await theme.keepLive().dispose(in: bag)
+    /// render(theme.latestValue!)                      // no await, no nil
+    /// ```
+    ///
+    /// Throws like ``observeLive(with:)``.
+    public func keepLive() async throws(BeaconError) -> any Disposable {
+        try await observeLive { _ in }
+    }
+
+    /// The current value: ``latestValue`` while the property is watched, else read from the daemon (a `Get`).
+    public func current() async throws(BeaconError) -> Value {
+        if let value = latestValue { return value }
+        return try await load()
+    }
 }

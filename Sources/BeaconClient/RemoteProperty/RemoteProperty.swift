@@ -110,6 +110,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
     // MARK: Reading
 
     /// The latest value a watch delivered, or `nil` while the property is not watched or before the first reply.
+    /// ``keepLive()`` keeps it watched without an observer; ``current()`` answers whether it is watched or not.
     public var latestValue: Value? {
         state.withLock { state -> Value? in
             guard state.latest != nil else { return Optional<Value>.none }
