@@ -75,6 +75,8 @@ let package = Package(
             dependencies: [
                 "BeaconDaemon", "BeaconProtocol", "BeaconSystemd", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -3,6 +3,8 @@ import BeaconProtocol
 import BeaconSystemd
 import CMalloc
 import Logging
+import NIOCore
+import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -11,8 +13,12 @@ import Logging
 #endif
 
 // Process-wide set-up belongs to the program, not to the library: one malloc arena before any thread starts,
-// logging, the umask and the file limit.
+// the executor of Swift concurrency, logging, the umask and the file limit.
 beacon_malloc_limit_arenas()
+// Swift concurrency's jobs run on one NIO event loop rather than libdispatch's worker pool, whose monitor wakes
+// the process every second once the pool has been used: an idle daemon then does not wake at all.
+NIOSingletons.groupLoopCountSuggestion = 1
+NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 
 let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {

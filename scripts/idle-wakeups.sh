@@ -1,0 +1,82 @@
+#!/bin/bash
+# Idle wake-ups of beacond beside dbus-daemon, in one run: each daemon is started fresh with one idle client
+# connected, left to settle, and the context switches of every one of its threads (voluntary and not, from
+# /proc/PID/task/*/status) are counted over SECONDS. A thread blocked in epoll or a futex switches only when it
+# wakes, so the count is the number of wake-ups. beacond runs with its lifecycle bridge off (LIFECYCLE=true keeps
+# it): with no system bus to reach, the bridge retries with a backoff, and those attempts are no idle cost.
+# Usage: [SETTLE=2] [LIFECYCLE=false] scripts/idle-wakeups.sh [BEACOND] [SECONDS]
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BEACOND=${1:-}
+SECONDS_IDLE=${2:-60}
+if [ -z "$BEACOND" ]; then
+	BEACOND=$("$ROOT/scripts/build-release.sh" beacond)/beacond
+fi
+WORK=$(mktemp -d /tmp/idle-wakeups.XXXXXX)
+PIDS=()
+cleanup() {
+	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# switches PID: each thread's context switches so far, "TID COUNT" a line.
+switches() {
+	for task in /proc/"$1"/task/*; do
+		awk -v t="${task##*/}" '/ctxt_switches/ { n += $2 } END { print t, n + 0 }' "$task/status" 2>/dev/null || true
+	done
+}
+# idle_client SOCKET [dbus]: holds one connection open, saying nothing (after D-Bus's authentication).
+idle_client() {
+	python3 -c 'import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+if len(sys.argv) > 2:
+    s.sendall(b"\0AUTH EXTERNAL " + str(os.getuid()).encode().hex().encode() + b"\r\n")
+    s.recv(256)
+    s.sendall(b"BEGIN\r\n")
+time.sleep(100000)' "$@" &
+	PIDS+=($!)
+}
+# measure NAME PID
+measure() {
+	sleep "${SETTLE:-2}"
+	switches "$2" >"$WORK/$1.before"
+	sleep "$SECONDS_IDLE"
+	switches "$2" >"$WORK/$1.after"
+	# A thread that came meanwhile counts all its switches; one that went, one (at least its last wake-up).
+	awk -v n="$1" -v s="$SECONDS_IDLE" '
+		FNR == NR { before[$1] = $2; next }
+		{ d += $2 - ($1 in before ? before[$1] : 0); seen[$1] = 1; threads++ }
+		END {
+			for (t in before) if (!(t in seen)) { d++; gone++ }
+			printf "RESULT|%s|idle wake-ups per second, all threads (%d now, %d ended), %d s|1/s|%.3f\n", n, threads, gone, s, d / s
+			printf "RESULT|%s|idle wake-ups in %d s|count|%d\n", n, s, d
+		}' "$WORK/$1.before" "$WORK/$1.after"
+}
+
+mkdir -m 700 "$WORK/run" "$WORK/state" "$WORK/config"
+env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
+	BEACON_ADDRESS="unix:$WORK/run/beacon.sock" BEACON_LOG_LEVEL=warning BEACON_LIFECYCLE_ENABLED="${LIFECYCLE:-false}" \
+	DBUS_SYSTEM_BUS_ADDRESS="unix:path=$WORK/no-bus" "$BEACOND" >"$WORK/beacond.log" 2>&1 &
+BD=$!
+PIDS+=("$BD")
+for _ in $(seq 100); do [ -S "$WORK/run/beacon.sock" ] && break; sleep 0.05; done
+idle_client "$WORK/run/beacon.sock"
+measure beacond "$BD" &
+M1=$!
+
+cat >"$WORK/session.conf" <<EOF
+<busconfig><type>session</type><listen>unix:path=$WORK/dbus.sock</listen>
+<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>
+<allow own="*"/></policy></busconfig>
+EOF
+dbus-daemon --config-file="$WORK/session.conf" --nofork >"$WORK/dbus.log" 2>&1 &
+DD=$!
+PIDS+=("$DD")
+for _ in $(seq 100); do [ -S "$WORK/dbus.sock" ] && break; sleep 0.05; done
+idle_client "$WORK/dbus.sock" dbus
+measure dbus-daemon "$DD" &
+M2=$!
+wait "$M1" "$M2"
