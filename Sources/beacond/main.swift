@@ -16,7 +16,7 @@ import NIOPosix
 // the executor of Swift concurrency, logging, the umask and the file limit.
 beacon_malloc_limit_arenas()
 // Swift concurrency's jobs run on one NIO event loop rather than libdispatch's worker pool, whose monitor wakes
-// the process every second once the pool has been used: an idle daemon then does not wake at all.
+// the process every second once the pool has been used. With it, an idle daemon wakes only for its own timers.
 NIOSingletons.groupLoopCountSuggestion = 1
 NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 

@@ -71,20 +71,18 @@ final class VarlinkClientConnection: Sendable {
     /// Starts a streamed call (`"more": true`) whose replies `decode` reads and `receive` gets on the connection's
     /// event loop, in order: each reply, then at most one end (a reply with `last`, or a failure: the error reply
     /// or ``BeaconError/Code/connectionClosed``). Nothing else can use the connection while the call runs.
-    @discardableResult
     func stream<Reply: Sendable>(
         _ method: String,
         _ parameters: [String: JSONValue],
         decode: @escaping StreamSubscription<Reply>.Decode,
         receive: @escaping @Sendable (StreamEvent<Reply>) -> Void
-    ) -> StreamSubscription<Reply> {
+    ) {
         let subscription = StreamSubscription(decode: decode, receive: receive)
         let call = VarlinkCall(method: method, parameters: parameters, more: true)
         let written = channel.eventLoop.makePromise(of: Void.self)
         // A channel closed before the call reached the handler fails only the write.
         written.futureResult.whenFailure { _ in subscription.fail(.connectionClosed) }
         channel.writeAndFlush(OutgoingCall(call: call, target: .stream(subscription)), promise: written)
-        return subscription
     }
 
     /// ``stream(_:_:decode:receive:)`` as a sequence of the replies' parameters, which finishes after the last one and

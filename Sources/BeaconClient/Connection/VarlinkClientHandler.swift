@@ -35,7 +35,7 @@ enum StreamEvent<Reply: Sendable>: Sendable {
 
 /// The receiver of one streamed call, which decodes each frame its own way. Replies reach it straight from the event
 /// loop, with no hop through a task or a queue; it hears of at most one end (a last reply or a failure), and
-/// nothing after it or after ``finish()``.
+/// nothing after it.
 final class StreamSubscription<Reply: Sendable>: StreamReceiver {
     typealias Decode = @Sendable (UnsafeRawBufferPointer, JSONLimits) throws(VarlinkError) -> DecodedReply<Reply>
 
@@ -80,11 +80,6 @@ final class StreamSubscription<Reply: Sendable>: StreamReceiver {
             receive(event)
         }
     }
-
-    /// Hears nothing more (the receiver stopped the call).
-    func finish() {
-        state.store(Self.finished, ordering: .releasing)
-    }
 }
 
 extension StreamSubscription where Reply == [String: JSONValue] {
@@ -109,9 +104,6 @@ struct OutgoingCall: Sendable {
 /// Varlink answers the calls of a connection in order, so a FIFO of reply targets is all the bookkeeping needed.
 /// Runs on the channel's event loop only.
 final class VarlinkClientHandler: ChannelDuplexHandler {
-    // Not a name the daemon sends: marks a reply that no call waits for.
-    private static let unexpectedReplyName = "io.beacon.client.UnexpectedReply"
-
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = OutgoingCall
     typealias OutboundOut = ByteBuffer
@@ -146,21 +138,22 @@ final class VarlinkClientHandler: ChannelDuplexHandler {
         let buffer = unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { splitter.append($0) }
         do {
-            while try splitter.withNextFrame({ frame throws(VarlinkError) in try deliver(frame) }) != nil {}
-        } catch  where error.name == Self.unexpectedReplyName {
-            failAll(with: .invalidReply("a reply arrived while no call was waiting"))
-            context.close(promise: nil)
+            while let delivered = try splitter.withNextFrame({ frame throws(VarlinkError) in try deliver(frame) }) {
+                guard delivered else {
+                    failAll(with: .invalidReply("a reply arrived while no call was waiting"))
+                    context.close(promise: nil)
+                    return
+                }
+            }
         } catch {
             failAll(with: .invalidReply("the peer sent an invalid message", cause: error))
             context.close(promise: nil)
         }
     }
 
-    /// Hands one reply frame to the oldest call waiting for one.
-    private func deliver(_ frame: UnsafeRawBufferPointer) throws(VarlinkError) {
-        guard let target = waiting.first else {
-            throw VarlinkError(name: Self.unexpectedReplyName, parameters: [:])
-        }
+    /// Hands one reply frame to the oldest call waiting for one; `false` when no call waits.
+    private func deliver(_ frame: UnsafeRawBufferPointer) throws(VarlinkError) -> Bool {
+        guard let target = waiting.first else { return false }
         switch target {
         case .single(let promise):
             let reply = try VarlinkReply(parsing: frame, limits: limits)
@@ -173,6 +166,7 @@ final class VarlinkClientHandler: ChannelDuplexHandler {
         case .stream(let receiver):
             if try receiver.receive(frame: frame, limits: limits) { waiting.removeFirst() }
         }
+        return true
     }
 
     func channelInactive(context: ChannelHandlerContext) {

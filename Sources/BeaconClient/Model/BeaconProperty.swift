@@ -126,23 +126,6 @@ public struct PropertyChange: Sendable, Hashable {
         self.origin = origin
     }
 
-    init(parsing value: JSONValue) throws(BeaconError) {
-        let reader = try ReplyReader(value, "change")
-        let deleted = reader.bool("deleted", default: false)
-        // JSONValue is ExpressibleByNilLiteral: spell out the absent value, which a bare `nil` would not be here.
-        let value: JSONValue? = deleted ? Optional<JSONValue>.none : .some(reader.members["value"] ?? .null)
-        self.init(
-            key: try reader.string("key"),
-            value: value,
-            old: reader.members["old"],
-            version: try reader.int("version"),
-            deleted: deleted,
-            origin: try? BeaconOrigin(parsing: reader.members["origin"])
-        )
-        isDefault = reader.bool("default", default: false)
-        isLocked = reader.bool("locked", default: false)
-    }
-
     /// A change as a Watch reply's frame holds it.
     init(_ change: WatchReplyFrame.Change) {
         // JSONValue is ExpressibleByNilLiteral: spell out the absent value, which a bare `nil` would not be here.
