@@ -131,7 +131,7 @@ enum BridgeSettings {
         switch try text("bus") ?? "session" {
         case "system": bus = .system
         case "session": bus = .session
-        case let address where address.contains(":"): bus = .address(address)
+        case let address where address.utf8.contains(UInt8(ascii: ":")): bus = .address(address)
         case let other:
             throw ConfigurationError(
                 key: "\(key).bus",

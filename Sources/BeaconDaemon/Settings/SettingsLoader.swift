@@ -42,7 +42,7 @@ struct SettingsLoader {
     /// Whether a file of a settings directory is read: not hidden, not an editor's backup or a package manager's
     /// left-over copy, and with `suffix` when one is given.
     static func isSettingsFile(_ name: String, suffix: String?) -> Bool {
-        guard !name.hasPrefix("."), !name.hasSuffix("~"), !name.contains(".dpkg-"), !name.hasSuffix(".swp")
+        guard !name.hasPrefix("."), !name.hasSuffix("~"), !name.containsBytes(".dpkg-"), !name.hasSuffix(".swp")
         else { return false }
         if let suffix { return name.hasSuffix(suffix) && name.count > suffix.count }
         return true

@@ -535,7 +535,7 @@ final class SchemaNode: Sendable {
         case .array:
             guard let items else { return "array" }
             let element = items.summary
-            return element.contains(" or ") ? "array of (\(element))" : "array of \(element)"
+            return element.containsBytes(" or ") ? "array of (\(element))" : "array of \(element)"
         case .null, .boolean, .object:
             return type.name
         }
