@@ -15,7 +15,7 @@
 # Swift standard library's, in its static archives) moves as one block with any function of it that is listed. A symbol that a later build no longer has is skipped by the
 # linker, so a stale list costs locality, never correctness.
 #
-# usage: scripts/code-order.sh [BEACOND]   (default: the static release build). Needs valgrind, gcc, dbus-daemon,
+# usage: [KEEP=1] scripts/code-order.sh [BEACOND]   (default: the static release build). Needs valgrind, gcc, dbus-daemon,
 # busctl and python3-dbusmock.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,10 +30,9 @@ PIDS=()
 cleanup() {
 	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	rm -rf "$WORK"
+	if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
-[ "${KEEP:-0}" = 1 ] && trap "echo kept $WORK" EXIT
 # shellcheck source=scripts/mock-logind.sh
 . "$ROOT/scripts/mock-logind.sh"
 start_mock_logind "$WORK/bus"

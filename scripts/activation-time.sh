@@ -1,0 +1,104 @@
+#!/bin/bash
+# Time from exec to the first answered request on socket activation, beacond beside dbus-daemon, in one run.
+# For each run the script makes the listening socket (as systemd's .socket unit does), connects a client and sends
+# its first request before the daemon exists, then starts the daemon with the socket as LISTEN_FDS and counts from
+# just before the fork to the moment the answer arrives: beacond answers org.varlink.service.GetInfo, dbus-daemon
+# the authentication and Hello. Each daemon starts with a fresh runtime directory; beacond's store (one state
+# directory for all runs) exists after the first run, as it does after a user's first login. Runs alternate
+# between the daemons. Prints every run and the medians.
+# Usage: [RUNS=10] [LIFECYCLE=false] scripts/activation-time.sh [BEACOND]
+# Without BEACOND, builds what `make install-user` installs (scripts/build-release.sh --static-swift-stdlib). beacond
+# runs with its lifecycle bridge off (LIFECYCLE=false), since no system bus is reachable here; it connects to the bus
+# after it has begun to answer.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BEACOND=${1:-}
+if [ -z "$BEACOND" ]; then
+	BEACOND=$("$ROOT/scripts/build-release.sh" --static-swift-stdlib beacond)/beacond
+fi
+exec python3 - "$BEACOND" "${RUNS:-10}" "${LIFECYCLE:-false}" <<'PYTHON'
+import os, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, time
+
+beacond, runs, lifecycle = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+work = tempfile.mkdtemp(prefix="activation-time-")
+state = os.path.join(work, "state")
+os.mkdir(state, 0o700)
+
+def hello():
+    def pad(b, n):
+        return b + b"\0" * (-len(b) % n)
+    fields = b""
+    for code, sig, value in ((1, b"o", "/org/freedesktop/DBus"), (2, b"s", "org.freedesktop.DBus"),
+                             (3, b"s", "Hello"), (6, b"s", "org.freedesktop.DBus")):
+        fields = pad(fields, 8)
+        data = value.encode()
+        fields += bytes([code, 1]) + sig + b"\0" + struct.pack("<I", len(data)) + data + b"\0"
+    return pad(b"l\x01\x00\x01" + struct.pack("<III", 0, 1, len(fields)) + fields, 8)
+
+def read_until(client, done):
+    data = b""
+    while not done(data):
+        chunk = client.recv(65536)
+        if not chunk:
+            raise RuntimeError(f"connection closed after {data[:200]!r}")
+        data += chunk
+    return data
+
+def one(name, run):
+    directory = tempfile.mkdtemp(prefix=f"{name}-", dir=work)
+    os.chmod(directory, 0o700)
+    path = os.path.join(directory, "socket")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(path)
+    listener.listen(16)
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(path)
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDNAMES")}
+    environment["LISTEN_FDS"] = "1"
+    if name == "beacond":
+        client.sendall(b'{"method":"org.varlink.service.GetInfo"}\0')
+        command = [beacond]
+        environment.update(XDG_RUNTIME_DIR=directory, XDG_STATE_HOME=state, BEACON_LOG_LEVEL="warning",
+                           BEACON_LIFECYCLE_ENABLED=lifecycle,
+                           DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={directory}/no-bus")
+        done = lambda data: data.endswith(b"\0")
+    else:
+        config = os.path.join(directory, "bus.conf")
+        with open(config, "w") as f:
+            f.write("<busconfig><type>session</type><listen>systemd:</listen><auth>EXTERNAL</auth>"
+                    '<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>'
+                    '<allow own="*"/></policy>'
+                    "</busconfig>")
+        client.sendall(b"\0AUTH EXTERNAL " + str(os.getuid()).encode().hex().encode() + b"\r\nBEGIN\r\n" + hello())
+        command = ["dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile", "--systemd-activation"]
+        # The answer to Hello: a method return (type 2) after the authentication's OK line.
+        done = lambda data: b"\r\n" in data and len(data.split(b"\r\n", 1)[1]) >= 16 \
+            and data.split(b"\r\n", 1)[1][1] == 2
+    log = open(os.path.join(directory, "log"), "wb")
+    fd = listener.fileno()
+    # LISTEN_PID must name the daemon itself and the socket must be its descriptor 3: a shell execs the daemon,
+    # keeping its pid, with the listening socket moved to 3.
+    started = time.monotonic_ns()
+    process = subprocess.Popen(["/bin/sh", "-c", f'LISTEN_PID=$$ exec "$@" 3<&{fd}', "sh"] + command,
+                               env=environment, pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    read_until(client, done)
+    elapsed = (time.monotonic_ns() - started) / 1e6
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=10)
+    client.close()
+    listener.close()
+    print(f"run {run}: {name} answered {elapsed:.2f} ms after the fork")
+    return elapsed
+
+results = {"beacond": [], "dbus-daemon": []}
+try:
+    for run in range(1, runs + 1):
+        for name in results:
+            results[name].append(one(name, run))
+finally:
+    shutil.rmtree(work, ignore_errors=True)
+for name, values in results.items():
+    print(f"RESULT|{name}|exec to first answered request on socket activation, median of {runs}|ms|"
+          f"{statistics.median(values):.2f}")
+PYTHON
