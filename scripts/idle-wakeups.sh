@@ -2,9 +2,12 @@
 # Idle wake-ups of beacond beside dbus-daemon, in one run: each daemon is started fresh with one idle client
 # connected, left to settle, and the context switches of every one of its threads (voluntary and not, from
 # /proc/PID/task/*/status) are counted over SECONDS. A thread blocked in epoll or a futex switches only when it
-# wakes, so the count is the number of wake-ups. beacond runs with its lifecycle bridge off (LIFECYCLE=true keeps
-# it): with no system bus to reach, the bridge retries with a backoff, and those attempts are no idle cost.
-# Usage: [SETTLE=2] [LIFECYCLE=false] scripts/idle-wakeups.sh [BEACOND] [SECONDS]
+# wakes, so the count is the number of wake-ups. beacond runs with its lifecycle bridge off by default (with no
+# system bus to reach, the bridge retries with a backoff, and those attempts are no idle cost); LIFECYCLE=mock
+# connects it to python-dbusmock's logind on a private system bus (scripts/mock-logind.sh), LIFECYCLE=true leaves
+# it to find the machine's. WATCHDOG=SECONDS runs beacond as under WatchdogSec=SECONDS: WATCHDOG_USEC and
+# NOTIFY_SOCKET set, the notifications counted; the daemon pings at half the period.
+# Usage: [SETTLE=2] [LIFECYCLE=false|mock|true] [WATCHDOG=SECONDS] scripts/idle-wakeups.sh [BEACOND] [SECONDS]
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BEACOND=${1:-}
@@ -57,9 +60,38 @@ measure() {
 }
 
 mkdir -m 700 "$WORK/run" "$WORK/state" "$WORK/config"
+SYSTEM_BUS="unix:path=$WORK/no-bus"
+ENABLED=${LIFECYCLE:-false}
+LEVEL=warning
+if [ "$ENABLED" = mock ]; then
+	# shellcheck source=scripts/mock-logind.sh
+	. "$ROOT/scripts/mock-logind.sh"
+	start_mock_logind "$WORK/bus"
+	SYSTEM_BUS=$MOCK_BUS_ADDRESS
+	ENABLED=true
+	LEVEL=info # to show that the bridge connected; nothing is logged while idle
+fi
+EXTRA=()
+if [ -n "${WATCHDOG:-}" ]; then
+	# The service manager's end: a datagram socket that counts the daemon's notifications.
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+n = 0
+while True:
+    m = s.recv(4096)
+    if b"WATCHDOG=1" in m.split(b"\n"):
+        n += 1
+        open(sys.argv[2], "w").write(str(n))' "$WORK/notify" "$WORK/pings" &
+	PIDS+=($!)
+	for _ in $(seq 100); do [ -S "$WORK/notify" ] && break; sleep 0.05; done
+	EXTRA=(NOTIFY_SOCKET="$WORK/notify" WATCHDOG_USEC=$((WATCHDOG * 1000000)))
+fi
+# WATCHDOG_PID names the daemon: a shell execs it, keeping its pid.
 env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
-	BEACON_ADDRESS="unix:$WORK/run/beacon.sock" BEACON_LOG_LEVEL=warning BEACON_LIFECYCLE_ENABLED="${LIFECYCLE:-false}" \
-	DBUS_SYSTEM_BUS_ADDRESS="unix:path=$WORK/no-bus" "$BEACOND" >"$WORK/beacond.log" 2>&1 &
+	BEACON_ADDRESS="unix:$WORK/run/beacon.sock" BEACON_LOG_LEVEL=$LEVEL BEACON_LIFECYCLE_ENABLED="$ENABLED" \
+	DBUS_SYSTEM_BUS_ADDRESS="$SYSTEM_BUS" XDG_SESSION_ID=c1 "${EXTRA[@]}" \
+	sh -c '[ -n "${WATCHDOG_USEC:-}" ] && export WATCHDOG_PID=$$; exec "$@"' sh "$BEACOND" >"$WORK/beacond.log" 2>&1 &
 BD=$!
 PIDS+=("$BD")
 for _ in $(seq 100); do [ -S "$WORK/run/beacon.sock" ] && break; sleep 0.05; done
@@ -80,3 +112,9 @@ idle_client "$WORK/dbus.sock" dbus
 measure dbus-daemon "$DD" &
 M2=$!
 wait "$M1" "$M2"
+if [ -n "${WATCHDOG:-}" ]; then
+	echo "RESULT|beacond|watchdog notifications since start (WATCHDOG_USEC=${WATCHDOG} s)|count|$(cat "$WORK/pings" 2>/dev/null || echo 0)"
+fi
+if [ "${LIFECYCLE:-false}" = mock ]; then
+	echo "# lifecycle: $(grep -o 'lifecycle bridge [a-z]*' "$WORK/beacond.log" | tail -1)"
+fi
