@@ -16,33 +16,15 @@ BEACOND=${1:-}
 if [ -z "$BEACOND" ]; then
 	BEACOND=$("$ROOT/scripts/build-release.sh" --static-swift-stdlib beacond)/beacond
 fi
-exec python3 - "$BEACOND" "${RUNS:-10}" "${LIFECYCLE:-false}" <<'PYTHON'
-import os, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, time
+exec env PYTHONPATH="$ROOT/scripts" python3 - "$BEACOND" "${RUNS:-10}" "${LIFECYCLE:-false}" <<'PYTHON'
+import os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+
+from wire import DBUS_OPENING, dbus_hello_answered, read_until
 
 beacond, runs, lifecycle = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 work = tempfile.mkdtemp(prefix="activation-time-")
 state = os.path.join(work, "state")
 os.mkdir(state, 0o700)
-
-def hello():
-    def pad(b, n):
-        return b + b"\0" * (-len(b) % n)
-    fields = b""
-    for code, sig, value in ((1, b"o", "/org/freedesktop/DBus"), (2, b"s", "org.freedesktop.DBus"),
-                             (3, b"s", "Hello"), (6, b"s", "org.freedesktop.DBus")):
-        fields = pad(fields, 8)
-        data = value.encode()
-        fields += bytes([code, 1]) + sig + b"\0" + struct.pack("<I", len(data)) + data + b"\0"
-    return pad(b"l\x01\x00\x01" + struct.pack("<III", 0, 1, len(fields)) + fields, 8)
-
-def read_until(client, done):
-    data = b""
-    while not done(data):
-        chunk = client.recv(65536)
-        if not chunk:
-            raise RuntimeError(f"connection closed after {data[:200]!r}")
-        data += chunk
-    return data
 
 def one(name, run):
     directory = tempfile.mkdtemp(prefix=f"{name}-", dir=work)
@@ -70,11 +52,9 @@ def one(name, run):
                     '<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>'
                     '<allow own="*"/></policy>'
                     "</busconfig>")
-        client.sendall(b"\0AUTH EXTERNAL " + str(os.getuid()).encode().hex().encode() + b"\r\nBEGIN\r\n" + hello())
+        client.sendall(DBUS_OPENING)
         command = ["dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile", "--systemd-activation"]
-        # The answer to Hello: a method return (type 2) after the authentication's OK line.
-        done = lambda data: b"\r\n" in data and len(data.split(b"\r\n", 1)[1]) >= 16 \
-            and data.split(b"\r\n", 1)[1][1] == 2
+        done = dbus_hello_answered
     log = open(os.path.join(directory, "log"), "wb")
     fd = listener.fileno()
     # LISTEN_PID must name the daemon itself and the socket must be its descriptor 3: a shell execs the daemon,

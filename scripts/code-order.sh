@@ -2,21 +2,22 @@
 # Writes scripts/beacond.order: the functions of beacond that run when it starts, serves the common calls and idles,
 # for the linker to lay out side by side (scripts/build-release.sh links with lld's --symbol-ordering-file).
 #
-# Why: the kernel maps a program's code in blocks around each page it touches (64 KiB with fault-around, whole
-# large folios on newer kernels), and the daemon's 6-8 MiB of code (most of it the Swift standard library and
-# SwiftNIO, linked in) is used in small pieces spread over all of it. So a few requests made nearly all of it
-# resident. With the functions that run laid out together, the blocks they fall in are few.
+# Why: the kernel maps a program's code in 64 KiB blocks around each page that runs (fault-around), and the daemon's
+# 7 MiB of code (most of it the Swift standard library and SwiftNIO, linked in) is used in small pieces spread over
+# all of it, so a few requests made nearly all of it resident. With the functions that run laid out together, the
+# blocks they fall in are few.
 #
 # How: the daemon (stripped of debug information, which valgrind 3.19 cannot read) runs under valgrind's callgrind
 # with its lifecycle bridge connected to python-dbusmock's logind on a private system bus, a schema and a lockdown
 # rule, while beacon-bus-bench and a varlink client make every kind of call (including bad ones), then stops on
-# SIGTERM. Every function of the binary that ran is listed, in the order of its address in the binary it ran in,
-# which keeps each module's functions together. Code that is not split into a section per function (most of the
-# Swift standard library's, in its static archives) moves as one block with any function of it that is listed. A symbol that a later build no longer has is skipped by the
-# linker, so a stale list costs locality, never correctness.
+# SIGTERM. Every function of the binary that ran is listed, in the order of its address in a link map of the
+# current build, which keeps each module's functions together. Code that is not split into a section per function
+# (most of the Swift standard library's, in its static archives) moves as one block with any function of it that
+# is listed. A symbol that a later build no longer has is skipped by the linker, so a stale list costs locality,
+# never correctness.
 #
-# usage: [KEEP=1] scripts/code-order.sh [BEACOND]   (default: the static release build). Needs valgrind, gcc, dbus-daemon,
-# busctl and python3-dbusmock.
+# usage: [KEEP=1] scripts/code-order.sh [BEACOND]   (default: the static release build). Needs valgrind, gcc,
+# dbus-daemon, busctl and python3-dbusmock.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BEACOND=${1:-}
@@ -61,41 +62,14 @@ for _ in $(seq 900); do [ -S "$SOCK" ] && break; sleep 0.1; done
 "$BENCH" "$SOCK" notify 2 2000 100 || { echo "beacon-bus-bench notify 2 2000 100 failed" >&2; exit 1; }
 "$BENCH" "$SOCK" setwatch 2000 100 || { echo "beacon-bus-bench setwatch 2000 100 failed" >&2; exit 1; }
 "$BENCH" "$SOCK" setwatch 2000 100 ephemeral || { echo "beacon-bus-bench setwatch 2000 100 ephemeral failed" >&2; exit 1; }
-python3 - "$SOCK" <<'PYTHON'
-import json, socket, sys
+PYTHONPATH="$ROOT/scripts" python3 - "$SOCK" <<'PYTHON'
+import sys
+
+from wire import VarlinkConnection
 
 path = sys.argv[1]
-
-class Connection:
-    def __init__(self):
-        self.socket = socket.socket(socket.AF_UNIX)
-        self.socket.connect(path)
-        self.buffer = b""
-
-    def send(self, method, parameters=None, **flags):
-        message = {"method": method, **flags}
-        if parameters is not None:
-            message["parameters"] = parameters
-        self.socket.sendall(json.dumps(message).encode() + b"\0")
-
-    def raw(self, data):
-        self.socket.sendall(data)
-
-    def read(self):
-        while b"\0" not in self.buffer:
-            chunk = self.socket.recv(65536)
-            if not chunk:
-                raise SystemExit("the daemon closed the connection")
-            self.buffer += chunk
-        frame, self.buffer = self.buffer.split(b"\0", 1)
-        return json.loads(frame)
-
-    def call(self, method, parameters=None):
-        self.send(method, parameters)
-        return self.read()
-
-c = Connection()
-watcher, observer = Connection(), Connection()
+c = VarlinkConnection(path)
+watcher, observer = VarlinkConnection(path), VarlinkConnection(path)
 watcher.send("io.beacon.Properties.Watch", {"patterns": ["train.**"], "initial": True, "old": True}, more=True)
 watcher.read()
 observer.send("io.beacon.Notifications.Observe", {"patterns": ["train.*"]}, more=True)
@@ -134,9 +108,9 @@ for _ in range(20):
         c.call(method, parameters)
 watcher.read()
 c.send("io.beacon.Properties.Set", {"key": "train.c", "value": 1}, oneway=True)
-c.raw(b'{"method": "io.beacon.Properties.Get", "parameters": {"key": 1}}\0')
+c.socket.sendall(b'{"method": "io.beacon.Properties.Get", "parameters": {"key": 1}}\0')
 c.read()
-c.raw(b'{not json}\0')
+c.socket.sendall(b'{not json}\0')
 PYTHON
 kill -TERM "$DAEMON"
 wait "$DAEMON" || true

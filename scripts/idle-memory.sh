@@ -31,48 +31,21 @@ wait_socket() { for _ in $(seq 200); do [ -S "$1" ] && return 0; sleep 0.05; don
 
 # measure NAME KIND SOCKET PID... : KIND is varlink or dbus; the first PID is the one broken down.
 measure() {
-	python3 - "$@" <<'PYTHON'
-import os, re, socket, struct, sys, time
+	PYTHONPATH="$ROOT/scripts" python3 - "$@" <<'PYTHON'
+import os, re, sys, time
+
+from wire import VarlinkConnection, dbus_connect
 
 name, kind, path, pids = sys.argv[1], sys.argv[2], sys.argv[3], [int(p) for p in sys.argv[4:]]
 conns = int(os.environ.get("CONNS", "1000"))
 settle = float(os.environ.get("SETTLE", "3"))
 
-def dbus_hello():
-    # A method call to org.freedesktop.DBus.Hello, little-endian, serial 1, no body.
-    def pad(b, n):
-        return b + b"\0" * (-len(b) % n)
-    fields = b""
-    for code, sig, value in ((1, b"o", "/org/freedesktop/DBus"), (2, b"s", "org.freedesktop.DBus"),
-                             (3, b"s", "Hello"), (6, b"s", "org.freedesktop.DBus")):
-        fields = pad(fields, 8)
-        data = value.encode()
-        fields += bytes([code, 1]) + sig + b"\0" + struct.pack("<I", len(data)) + data + b"\0"
-    header = b"l\x01\x00\x01" + struct.pack("<III", 0, 1, len(fields)) + fields
-    return pad(header, 8)
-
-HELLO = dbus_hello()
-
 def client():
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(path)
-    if kind == "varlink":
-        s.sendall(b'{"method":"org.varlink.service.GetInfo"}\0')
-        reply = b""
-        while not reply.endswith(b"\0"):
-            chunk = s.recv(65536)
-            if not chunk:
-                raise SystemExit(f"{name}: connection closed before the reply")
-            reply += chunk
-    else:
-        s.sendall(b"\0AUTH EXTERNAL " + str(os.getuid()).encode().hex().encode() + b"\r\n")
-        if not s.recv(256).startswith(b"OK"):
-            raise SystemExit(f"{name}: authentication refused")
-        s.sendall(b"BEGIN\r\n" + HELLO)
-        reply = s.recv(4096)
-        if len(reply) < 16 or reply[1] != 2:
-            raise SystemExit(f"{name}: no reply to Hello")
-    return s
+    if kind == "dbus":
+        return dbus_connect(path)
+    connection = VarlinkConnection(path)
+    connection.call("org.varlink.service.GetInfo")
+    return connection.socket
 
 def rollup(pid):
     values = {}

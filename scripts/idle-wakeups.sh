@@ -30,15 +30,15 @@ switches() {
 		awk -v t="${task##*/}" '/ctxt_switches/ { n += $2 } END { print t, n + 0 }' "$task/status" 2>/dev/null || true
 	done
 }
-# idle_client SOCKET [dbus]: holds one connection open, saying nothing (after D-Bus's authentication).
+# idle_client SOCKET [dbus]: holds one connection open, saying nothing (a D-Bus one after authenticating and Hello).
 idle_client() {
-	python3 -c 'import os, socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
+	PYTHONPATH="$ROOT/scripts" python3 -c 'import socket, sys, time
+from wire import dbus_connect
 if len(sys.argv) > 2:
-    s.sendall(b"\0AUTH EXTERNAL " + str(os.getuid()).encode().hex().encode() + b"\r\n")
-    s.recv(256)
-    s.sendall(b"BEGIN\r\n")
+    s = dbus_connect(sys.argv[1])
+else:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
 time.sleep(100000)' "$@" &
 	PIDS+=($!)
 }

@@ -18,14 +18,17 @@ start_mock_logind() {
 	MOCK_BUS_ADDRESS="unix:path=$dir/system.sock"
 	local i
 	for i in $(seq 100); do [ -S "$dir/system.sock" ] && break; sleep 0.05; done
+	[ -S "$dir/system.sock" ] || { echo "the private system bus did not start: $(cat "$dir/system-bus.log")" >&2; return 1; }
 	DBUS_SYSTEM_BUS_ADDRESS=$MOCK_BUS_ADDRESS /usr/bin/python3 -m dbusmock --system --template logind >"$dir/logind.log" 2>&1 &
 	PIDS+=($!)
 	mock_busctl() { busctl --address="$MOCK_BUS_ADDRESS" "$@"; }
+	local owned=
 	for i in $(seq 400); do
 		[ "$(mock_busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus NameHasOwner s \
-			org.freedesktop.login1 2>/dev/null)" = "b true" ] && break
+			org.freedesktop.login1 2>/dev/null)" = "b true" ] && owned=1 && break
 		sleep 0.05
 	done
+	[ -n "$owned" ] || { echo "dbusmock's logind did not start: $(tail -3 "$dir/logind.log")" >&2; return 1; }
 	local mock="org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.DBus.Mock"
 	# shellcheck disable=SC2086
 	{

@@ -12,11 +12,13 @@ observer received during the burst, and the size of the catch-up on resume.
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from wire import VarlinkConnection
+
 
 def cpu_seconds(pid):
     """Time on CPU of every thread of `pid`, from the scheduler's statistics (nanoseconds)."""
@@ -25,43 +27,6 @@ def cpu_seconds(pid):
         with open("/proc/%d/task/%s/schedstat" % (pid, task)) as stat:
             total += int(stat.read().split()[0])
     return total / 1e9
-
-
-class Connection:
-    def __init__(self, path):
-        self.socket = socket.socket(socket.AF_UNIX)
-        self.socket.connect(path)
-        self.buffer = b""
-
-    def send(self, method, parameters=None, **flags):
-        call = {"method": method, "parameters": parameters or {}}
-        call.update(flags)
-        self.socket.sendall(json.dumps(call).encode() + b"\0")
-
-    def receive(self, timeout=30):
-        self.socket.settimeout(timeout)
-        while b"\0" not in self.buffer:
-            chunk = self.socket.recv(1 << 20)
-            if not chunk:
-                raise EOFError("closed")
-            self.buffer += chunk
-        frame, _, self.buffer = self.buffer.partition(b"\0")
-        return frame
-
-    def pending(self):
-        """Frames and bytes that arrived without being asked for, read without waiting."""
-        self.socket.setblocking(False)
-        data = b""
-        try:
-            while True:
-                chunk = self.socket.recv(1 << 20)
-                if not chunk:
-                    break
-                data += chunk
-        except BlockingIOError:
-            pass
-        self.socket.setblocking(True)
-        return data.count(b"\0"), len(data)
 
 
 def run(beacond, count, case):
@@ -78,7 +43,7 @@ def run(beacond, count, case):
                 time.sleep(0.01)
             observer = None
             if case != "none":
-                observer = Connection(path)
+                observer = VarlinkConnection(path)
                 parameters = {"patterns": ["burst.**"]}
                 if case != "active":
                     parameters["whileSuspended"] = case
@@ -86,7 +51,7 @@ def run(beacond, count, case):
                 observer.receive()
                 if case != "active":
                     observer.send("io.beacon.Suspend", oneway=True)
-            poster = Connection(path)
+            poster = VarlinkConnection(path)
             poster.send("io.beacon.Daemon.Status")
             poster.receive()
             before = cpu_seconds(daemon.pid)

@@ -108,20 +108,47 @@ extension BeaconClient {
     }
 
     /// Posts a notification and returns its sequence number.
+    ///
+    /// - Parameters:
+    ///   - object: names the poster's object; observers may ask for the notifications of one object only.
+    ///   - deliverImmediately: the notification reaches suspended observers at once (after what they kept), as
+    ///     with `DistributedNotificationCenter`'s `deliverImmediately` (see ``suspend()``).
     @discardableResult
-    public func post(_ name: String, userInfo: JSONValue? = nil) async throws(BeaconError) -> Int64 {
-        try await postJSON(name, userInfo: userInfo)
+    public func post(
+        _ name: String,
+        userInfo: JSONValue? = nil,
+        object: String? = nil,
+        deliverImmediately: Bool = false
+    ) async throws(BeaconError) -> Int64 {
+        try await postJSON(name, userInfo: userInfo, object: object, deliverImmediately: deliverImmediately)
     }
 
-    /// Posts a notification whose `userInfo` is any `Encodable` value.
+    /// Posts a notification whose `userInfo` is any `Encodable` value; `object` and `deliverImmediately` work as
+    /// in the post of a `JSONValue`.
     @discardableResult
-    public func post<T: Encodable>(_ name: String, userInfo: T) async throws(BeaconError) -> Int64 {
-        try await postJSON(name, userInfo: try ValueCoding.encode(userInfo, key: name))
+    public func post<T: Encodable>(
+        _ name: String,
+        userInfo: T,
+        object: String? = nil,
+        deliverImmediately: Bool = false
+    ) async throws(BeaconError) -> Int64 {
+        try await postJSON(
+            name, userInfo: try ValueCoding.encode(userInfo, key: name), object: object,
+            deliverImmediately: deliverImmediately)
     }
 
-    private func postJSON(_ name: String, userInfo: JSONValue?) async throws(BeaconError) -> Int64 {
+    /// Sends `object` and `deliverImmediately` only when set: a plain post stays a name and perhaps a userInfo,
+    /// which the daemon reads on its fast path.
+    private func postJSON(
+        _ name: String,
+        userInfo: JSONValue?,
+        object: String?,
+        deliverImmediately: Bool
+    ) async throws(BeaconError) -> Int64 {
         var parameters: [String: JSONValue] = ["name": .string(name)]
         if let userInfo { parameters["userInfo"] = userInfo }
+        if let object { parameters["object"] = .string(object) }
+        if deliverImmediately { parameters["deliverImmediately"] = .bool(true) }
         let reply = try await call(method: Method.post, parameters: parameters)
         return try ReplyReader(reply, "Post reply").int("sequence")
     }

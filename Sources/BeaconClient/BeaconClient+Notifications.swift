@@ -18,7 +18,7 @@ extension BeaconClient {
 
     /// The notifications whose name matches any of `patterns`; see ``notifications(_:)``.
     public func notifications(matching patterns: [String]) -> RemoteSignal<BeaconNotification> {
-        notifications(NotificationObservation(patterns: patterns, followsSession: options.suspendsWhileSessionInactive))
+        notifications(NotificationObservation(patterns: patterns))
     }
 
     /// The signal of one kind of observation.
@@ -60,15 +60,11 @@ extension BeaconClient {
             continuation.finish(throwing: error)
         }
         continuation.onTermination = { _ in task.cancel() }
-        let failure = await withTaskCancellationHandler {
-            await ready.value
-        } onCancel: {
-            task.cancel()
-        }
-        if let failure {
-            continuation.finish()
-            throw failure
-        }
+        try await ready.awaitLive(
+            disposingOnFailure: BlockDisposable {
+                task.cancel()
+                continuation.finish()
+            })
         return output
     }
 
@@ -76,33 +72,48 @@ extension BeaconClient {
     /// `button.reactive.tap ~> client.poster("app.refresh")`.
     ///
     /// The posts of every poster of this client are sent in the order they are made; failures are reported on
-    /// ``errors``.
-    public func poster(_ name: String) -> NotificationPoster<Void> {
-        NotificationPoster(client: self, name: name) { _ throws(BeaconError) in nil }
+    /// ``errors``. `object` and `deliverImmediately` go with each post, as with `post`.
+    public func poster(
+        _ name: String, object: String? = nil, deliverImmediately: Bool = false
+    ) -> NotificationPoster<Void> {
+        NotificationPoster(client: self, name: name, object: object, deliverImmediately: deliverImmediately) {
+            _ throws(BeaconError) in nil
+        }
     }
 
-    /// A binding target that posts the notification `name` with each value as its `userInfo`.
-    public func poster<T: Encodable & Sendable>(_ name: String, userInfo type: T.Type) -> NotificationPoster<T> {
-        NotificationPoster(client: self, name: name) { (value) throws(BeaconError) in
+    /// A binding target that posts the notification `name` with each value as its `userInfo`; see
+    /// ``poster(_:object:deliverImmediately:)``.
+    public func poster<T: Encodable & Sendable>(
+        _ name: String, userInfo type: T.Type, object: String? = nil, deliverImmediately: Bool = false
+    ) -> NotificationPoster<T> {
+        NotificationPoster(client: self, name: name, object: object, deliverImmediately: deliverImmediately) {
+            (value) throws(BeaconError) in
             try ValueCoding.encode(value, key: name)
         }
     }
 }
 
-/// Posts a notification for every value of the signals bound to it (see ``BeaconClient/poster(_:)``).
+/// Posts a notification for every value of the signals bound to it (see
+/// ``BeaconClient/poster(_:object:deliverImmediately:)``).
 public final class NotificationPoster<Element>: BindableProtocol, Sendable {
     /// The name posted.
     public let name: String
     private let client: BeaconClient
+    private let object: String?
+    private let deliverImmediately: Bool
     private let userInfo: @Sendable (Element) throws(BeaconError) -> JSONValue?
 
     init(
         client: BeaconClient,
         name: String,
+        object: String? = nil,
+        deliverImmediately: Bool = false,
         userInfo: @escaping @Sendable (Element) throws(BeaconError) -> JSONValue?
     ) {
         self.client = client
         self.name = name
+        self.object = object
+        self.deliverImmediately = deliverImmediately
         self.userInfo = userInfo
     }
 
@@ -117,8 +128,10 @@ public final class NotificationPoster<Element>: BindableProtocol, Sendable {
         }
         let client = self.client
         let name = self.name
+        let object = self.object
+        let deliverImmediately = self.deliverImmediately
         client.posts.enqueue { () throws(BeaconError) in
-            try await client.post(name, userInfo: info)
+            try await client.post(name, userInfo: info, object: object, deliverImmediately: deliverImmediately)
         }
     }
 

@@ -2,20 +2,21 @@ extension BeaconClient {
     /// How a client connects and reconnects.
     public struct Options: Sendable {
         /// The largest reply accepted, in bytes. Replies to `List` of a large store can be big.
-        public var maxMessageSize: Int = 64 << 20
+        public var maxMessageSize: Int
         /// The pause before each reconnection attempt after the daemon went away.
-        public var reconnect: ReconnectPolicy = ReconnectPolicy()
+        public var reconnect: ReconnectPolicy
         /// Suspends the delivery of this client's notification observations and property watches while the
         /// user's session is not active (locked, switched away, asleep), as AppKit does for an inactive app. Each
         /// observation's ``BeaconClient/SuspensionBehavior`` decides what happens to its events meanwhile:
         /// notifications are held by default, remote properties and watches coalesce per key (their latest value
         /// arrives on resume), and the lifecycle signals are never suspended.
-        public var suspendsWhileSessionInactive = false
+        public var suspendsWhileSessionInactive: Bool
         /// How long ``BeaconClient/connect(to:options:)`` waits for a daemon that is not answering yet (one that
         /// is starting, or whose socket is not there yet), trying again with the ``reconnect`` backoff. Zero makes
         /// a single attempt.
-        public var connectTimeout: Duration = .seconds(5)
+        public var connectTimeout: Duration
 
+        /// The options, each one's default given here only: `Options()` is the defaults.
         public init(
             maxMessageSize: Int = 64 << 20,
             reconnect: ReconnectPolicy = ReconnectPolicy(),

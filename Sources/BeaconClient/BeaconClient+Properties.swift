@@ -52,9 +52,7 @@ extension BeaconClient {
     public func propertyChanges(_ patterns: [String], initial: Bool = false) -> Signal<PropertyChange> {
         Signal { observer in
             let target = UncheckedBox(observer)
-            let watch = PropertyWatch(
-                patterns: patterns, initial: initial, old: false,
-                followsSession: self.options.suspendsWhileSessionInactive)
+            let watch = PropertyWatch(patterns: patterns, initial: initial, old: false)
             let subscription = SerialDisposable()
             let task = Task {
                 let error = await watch.run(on: self) { batch in

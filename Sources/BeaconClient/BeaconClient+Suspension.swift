@@ -21,21 +21,23 @@ extension BeaconClient {
     /// one has had its ``resume()``. While suspended, each observation's ``SuspensionBehavior`` decides what its
     /// events become; notifications posted with `deliverImmediately` still arrive, after what was kept.
     public func suspend() {
-        let targets = streams.withLock { streams -> [VarlinkClientConnection] in
+        // Sent under the lock (sendOneway hands the write to the connection's event loop and takes no lock of the
+        // client): a concurrent resume(), or a stream connection being opened, cannot get its call out first.
+        streams.withLock { streams in
             streams.suspensions += 1
-            return streams.suspensions == 1 ? Array(streams.connections.values) : []
+            guard streams.suspensions == 1 else { return }
+            for connection in streams.connections.values { connection.sendOneway(Method.suspend, [:]) }
         }
-        for connection in targets { connection.sendOneway(Method.suspend, [:]) }
     }
 
     /// Takes back one ``suspend()``; the last one has the daemon deliver what was kept, at once and in order.
     public func resume() {
-        let targets = streams.withLock { streams -> [VarlinkClientConnection] in
-            guard streams.suspensions > 0 else { return [] }
+        streams.withLock { streams in
+            guard streams.suspensions > 0 else { return }
             streams.suspensions -= 1
-            return streams.suspensions == 0 ? Array(streams.connections.values) : []
+            guard streams.suspensions == 0 else { return }
+            for connection in streams.connections.values { connection.sendOneway(Method.resume, [:]) }
         }
-        for connection in targets { connection.sendOneway(Method.resume, [:]) }
     }
 
     /// Whether ``suspend()`` calls are pending.
@@ -51,9 +53,6 @@ extension BeaconClient {
     public func notifications(
         matching patterns: [String], object: String? = nil, whileSuspended behavior: SuspensionBehavior
     ) -> RemoteSignal<BeaconNotification> {
-        notifications(
-            NotificationObservation(
-                patterns: patterns, object: object, behavior: behavior,
-                followsSession: options.suspendsWhileSessionInactive))
+        notifications(NotificationObservation(patterns: patterns, object: object, behavior: behavior))
     }
 }

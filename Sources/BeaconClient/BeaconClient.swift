@@ -90,8 +90,8 @@ public final class BeaconClient: Sendable {
     public var connectionState: AnyProperty<ConnectionState> { link.state.readOnly }
 
     /// Errors of work that has no caller to throw to: writes of bindings into remote properties and posts from
-    /// ``poster(_:)`` that failed, values that did not decode, notifications the daemon dropped, streams that
-    /// ended on an error. ``RemoteProperty/errors`` has the errors of one property.
+    /// ``poster(_:object:deliverImmediately:)`` that failed, values that did not decode, notifications the daemon
+    /// dropped, streams that ended on an error. ``RemoteProperty/errors`` has the errors of one property.
     public var errors: Signal<BeaconError> { errorSubject.toSignal() }
 
     func report(_ error: BeaconError) {
@@ -156,16 +156,16 @@ public final class BeaconClient: Sendable {
         } catch {
             throw .notConnected(address, cause: error)
         }
-        let suspended = streams.withLock { streams in
+        streams.withLock { streams in
             streams.connections[ObjectIdentifier(connection)] = connection
-            return streams.suspensions > 0
+            // The client is suspended: so is the stream about to run here, before its first event. Sent under the
+            // lock, as suspend() and resume() send theirs, so that a resume() cannot reach the connection first.
+            if streams.suspensions > 0 { connection.sendOneway(Method.suspend, [:]) }
         }
         if link.isClosed {
             closeStreamConnection(connection)
             throw .clientClosed
         }
-        // The client is suspended: so is the stream about to run here, before its first event.
-        if suspended { connection.sendOneway(Method.suspend, [:]) }
         return connection
     }
 

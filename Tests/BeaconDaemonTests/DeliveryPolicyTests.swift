@@ -166,6 +166,42 @@ struct DeliveryPolicyTests {
         #expect(changes.first?["value"] == 5)
         #expect(changes.first?["old"] == 0)
     }
+
+    @Test("a Watch resumed by the session while it still owes a slow reader a backlog ends at each key's latest value")
+    func resumeBehindBacklog() throws {
+        let fixture = try LifecycleTests.Fixture(arguments: ["--limits-max-queued-bytes", "8192"])
+        try fixture.waitForBridge()
+        let daemon = fixture.daemon
+        let watcher = try daemon.connect()
+        _ = try watcher.call(
+            "io.beacon.Properties.Watch",
+            ["patterns": ["flood.**"], "whileSuspended": "coalesce", "suspendWhileInactive": true], more: true)
+        let state = try daemon.connect()
+        _ = try state.call("io.beacon.Properties.Watch", ["patterns": ["lifecycle.state"]], more: true)
+        let writer = try daemon.connect()
+        // The watcher reads nothing: its output fills and the daemon keeps a backlog for it.
+        _ = try SlowSubscriberTests.flood(writer, rounds: 2000, keys: 4)
+        try fixture.logind.callSession("c1", "Lock")
+        #expect(try state.receiveItems("changes", count: 1).first?["value"] == "inactive")
+        // Other values of the same keys, kept while the session is inactive.
+        let last = try SlowSubscriberTests.flood(writer, rounds: 8, keys: 4)
+        try fixture.logind.callSession("c1", "Unlock")
+        #expect(try state.receiveItems("changes", count: 1).first?["value"] == "active")
+        try writer.set("flood.marker", true)
+
+        var latest: [String: Int64] = [:]
+        while latest["flood.marker"] == nil {
+            let reply = try watcher.receive()
+            #expect(reply.error == nil)
+            for change in reply["changes"]?.elements ?? [] {
+                let key = change["key"]?.stringValue ?? ""
+                latest[key] = change["value"]?["i"]?.intValue ?? (key == "flood.marker" ? 1 : -1)
+            }
+        }
+        for (key, index) in last {
+            #expect(latest[key] == index, "\(key) must end at its last value")
+        }
+    }
 }
 
 extension VarlinkTestClient {

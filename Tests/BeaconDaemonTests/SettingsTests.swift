@@ -12,42 +12,9 @@ import Testing
 /// Schemas, defaults and lockdown against the real daemon, with real files in temporary directories.
 @Suite("io.beacon.Settings: schemas, defaults and lockdown")
 struct SettingsTests {
-    /// A daemon whose schema and lockdown directories are new temporary directories.
-    final class Setup {
-        let root: String
-        let schemas: String
-        let lockdown: String
-        let daemon: TestDaemon
-
-        /// `lockdownDir` is the lockdown directory below the temporary root, created unless `createLockdown` is false.
-        init(
-            watch: Bool = true, schemaFiles: [String: String] = [:], lockdownFiles: [String: String] = [:],
-            lockdownDir: String = "lockdown.d", createLockdown: Bool = true
-        ) throws {
-            root = try makeTemporaryDirectory("beacon-settings-test")
-            schemas = root + "/schemas"
-            lockdown = root + "/" + lockdownDir
-            try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
-            if createLockdown {
-                try FileManager.default.createDirectory(atPath: lockdown, withIntermediateDirectories: true)
-            }
-            for (name, text) in schemaFiles { try SettingsFixtures.write(text, to: schemas + "/" + name) }
-            for (name, text) in lockdownFiles { try SettingsFixtures.write(text, to: lockdown + "/" + name) }
-            daemon = try TestDaemon(arguments: [
-                "--settings-schema-dirs", schemas, "--settings-lockdown-dir", lockdown,
-                "--settings-watch", watch ? "true" : "false",
-            ])
-        }
-
-        deinit { try? FileManager.default.removeItem(atPath: root) }
-
-    }
-
-    static let editorSchema = SettingsFixtures.editorSchema
-
     @Test("an unset key answers its default, marked; Set checks the type; Unset falls back to the default")
     func defaults() throws {
-        let setup = try Setup(schemaFiles: ["editor.json": Self.editorSchema])
+        let setup = try SettingsSetup(schemaFiles: ["editor.json": SettingsFixtures.editorSchema])
         let client = try setup.daemon.connect()
         let got = try client.parameters("io.beacon.Properties.Get", ["key": "app.editor.font-size"])["property"]
         #expect(got?["value"] == 12)
@@ -77,11 +44,17 @@ struct SettingsTests {
         let patternTyped = try client.call("io.beacon.Properties.Set", ["key": "app.editor.recent.a", "value": 1])
         #expect(patternTyped.error == "io.beacon.Properties.TypeMismatch")
 
+        let oldWatcher = try setup.daemon.connect()
+        _ = try oldWatcher.call(
+            "io.beacon.Properties.Watch", ["patterns": ["app.editor.font-size"], "old": true], more: true)
         let version = try client.set("app.editor.font-size", 14)
         let set = try watcher.receiveItems("changes", count: 1)
         #expect(set.first?["value"] == 14)
         #expect(set.first?["default"] == nil)
         #expect(set.first?["version"]?.intValue == version)
+        // The first value of a key replaces its default, which a watcher of old values sees as the old value.
+        let replaced = try oldWatcher.receiveItems("changes", count: 1)
+        #expect(replaced.first?["old"] == 12)
 
         _ = try client.parameters("io.beacon.Properties.Unset", ["key": "app.editor.font-size"])
         let fallBack = try watcher.receiveItems("changes", count: 1)
@@ -96,7 +69,7 @@ struct SettingsTests {
 
     @Test("a Set of the stored value is silent: no version, no change event, and its reply says so")
     func silentWrites() throws {
-        let setup = try Setup()
+        let setup = try SettingsSetup()
         let client = try setup.daemon.connect()
         let version = try client.set("app.mode", ["a": 1, "b": [true, nil]])
         let watcher = try setup.daemon.connect()
@@ -116,8 +89,8 @@ struct SettingsTests {
 
     @Test("lockdown: a forced value and a lock at the default refuse Set and Unset, naming the file and line")
     func lockdown() throws {
-        let setup = try Setup(
-            schemaFiles: ["editor.json": Self.editorSchema],
+        let setup = try SettingsSetup(
+            schemaFiles: ["editor.json": SettingsFixtures.editorSchema],
             lockdownFiles: [
                 "10-site": """
                 # Kiosk settings
@@ -163,7 +136,7 @@ struct SettingsTests {
 
     @Test("a lockdown file written, changed and removed reaches watchers through inotify")
     func inotifyReload() throws {
-        let setup = try Setup(schemaFiles: ["editor.json": Self.editorSchema])
+        let setup = try SettingsSetup(schemaFiles: ["editor.json": SettingsFixtures.editorSchema])
         let client = try setup.daemon.connect()
         try client.set("kiosk.url", "https://mine.example")
         let watcher = try setup.daemon.connect()
@@ -195,7 +168,7 @@ struct SettingsTests {
 
     @Test("a lockdown directory made after the start is noticed through its parents; unrelated names there are not")
     func directoryCreatedLater() throws {
-        let setup = try Setup(lockdownDir: "etc/beacon/lockdown.d", createLockdown: false)
+        let setup = try SettingsSetup(lockdownDir: "etc/beacon/lockdown.d", createLockdown: false)
         let client = try setup.daemon.connect()
         try client.set("kiosk.url", "https://mine.example")
         let watcher = try setup.daemon.connect()
@@ -211,7 +184,7 @@ struct SettingsTests {
 
     @Test("with inotify off, SIGHUP reloads the files, with the change events it must cause")
     func sighupReload() throws {
-        let setup = try Setup(watch: false)
+        let setup = try SettingsSetup(watch: false)
         let client = try setup.daemon.connect()
         try client.set("app.volume", 3)
         let watcher = try setup.daemon.connect()
@@ -230,7 +203,7 @@ struct SettingsTests {
 
     @Test("a bad file next to good ones is skipped, logged with its line and reported by Status")
     func badFiles() throws {
-        let setup = try Setup(
+        let setup = try SettingsSetup(
             schemaFiles: [
                 "a-good.json": #"{"keys": {"app.a": {"type": "integer", "default": 1}}}"#,
                 "b-broken.json": "{\n  \"keys\": {\n    \"app.b\": {\"type\": \"integer\",,}\n  }\n}\n",
@@ -264,7 +237,7 @@ struct SettingsTests {
 
     @Test("Register lasts as long as its connection; bad schemas get InvalidSchema")
     func registration() throws {
-        let setup = try Setup(schemaFiles: ["editor.json": Self.editorSchema])
+        let setup = try SettingsSetup(schemaFiles: ["editor.json": SettingsFixtures.editorSchema])
         let watcher = try setup.daemon.connect()
         _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["app.**"]], more: true)
         var registrant: VarlinkTestClient? = try setup.daemon.connect()
@@ -302,8 +275,8 @@ struct SettingsTests {
 
     @Test("Reset of a subtree skips locked keys; Dump then Load into an empty daemon gives the same List")
     func resetDumpLoad() throws {
-        let setup = try Setup(
-            schemaFiles: ["editor.json": Self.editorSchema], lockdownFiles: ["l": "app.editor.theme\n"])
+        let setup = try SettingsSetup(
+            schemaFiles: ["editor.json": SettingsFixtures.editorSchema], lockdownFiles: ["l": "app.editor.theme\n"])
         let client = try setup.daemon.connect()
         try client.set("app.editor.font-size", 16)
         try client.set("app.editor.recent.a", "notes.txt")
@@ -315,8 +288,8 @@ struct SettingsTests {
             ])
         let listed = try client.parameters("io.beacon.Properties.List", ["prefix": "app"])["properties"]
 
-        let other = try Setup(
-            schemaFiles: ["editor.json": Self.editorSchema], lockdownFiles: ["l": "app.editor.theme\n"])
+        let other = try SettingsSetup(
+            schemaFiles: ["editor.json": SettingsFixtures.editorSchema], lockdownFiles: ["l": "app.editor.theme\n"])
         let loader = try other.daemon.connect()
         let loaded = try loader.parameters(
             "io.beacon.Settings.Load", ["prefix": "app.editor", "values": dumped["values"] ?? [:]])

@@ -265,7 +265,7 @@ private func parseRecursively(_ bytes: [UInt8], maxDepth: Int) -> Result<JSONVal
     bytes.withUnsafeBytes { raw in
         Result { () throws(JSONError) in
             var parser = try JSONParser(raw, limits: JSONLimits(maxDepth: maxDepth, maxBytes: 1 << 20))
-            let value = try parser.parseValueRecursively(depth: 0)
+            let value = try parser.parseValue(depth: 0)
             try parser.expectEnd()
             return value
         }

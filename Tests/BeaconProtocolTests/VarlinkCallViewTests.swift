@@ -30,8 +30,7 @@ struct VarlinkCallViewTests {
                 if found.compactByteCount != nil {
                     #expect(found.compactBytes == compact, "\(name)")
                 } else {
-                    // Re-encoded from a parse: object members come in dictionary order, which differs between
-                    // two dictionaries with the same members.
+                    // Re-encoded from a parse.
                     #expect((try? JSONValue(parsing: found.compactBytes)) == value, "\(name)")
                 }
                 #expect((try? JSONValue(parsing: compact)) == value, "\(name)")
@@ -128,6 +127,22 @@ struct VarlinkCallViewTests {
                 var compact: [UInt8] = []
                 found.appendCompact(to: &compact)
                 #expect(try JSONValue(parsing: compact) == JSONValue(parsing: encoded), "\(value)")
+            }
+        }
+    }
+
+    @Test func membersOutOfOrderAreWrittenInOrder() throws {
+        for (value, expected) in [
+            (#"{"b":1,"a":2}"#, #"{"a":2,"b":1}"#), (#"{"ab":1,"a":2}"#, #"{"a":2,"ab":1}"#),
+            (#"{"a":{"d":1,"c":2},"b":3}"#, #"{"a":{"c":2,"d":1},"b":3}"#), (#"{"a":1,"a":2}"#, #"{"a":2}"#),
+            (#"{"a":2,"ab":1}"#, #"{"a":2,"ab":1}"#),
+        ] {
+            let bytes = Array(#"{"method":"a.b.C","parameters":{"value":"#.utf8) + Array(value.utf8) + Array("}}".utf8)
+            try bytes.withUnsafeBytes { raw in
+                let view = try #require(VarlinkCallView(parsing: raw, limits: .default))
+                let found = try #require(view.parameter("value"))
+                #expect((found.compactByteCount != nil) == (value == expected), "\(value)")
+                #expect(found.compactBytes == Array(expected.utf8), "\(value)")
             }
         }
     }

@@ -30,3 +30,54 @@ public enum SettingsFixtures {
         guard rename(path + ".new", path) == 0 else { throw TestFailure("cannot rename to \(path)") }
     }
 }
+
+/// A daemon whose schema and lockdown directories are new temporary directories, or those of another setup. The
+/// directories are removed when the setup that made them is released.
+public final class SettingsSetup {
+    /// The temporary directory that holds the others.
+    public let root: String
+    public let schemas: String
+    public let lockdown: String
+    public let daemon: TestDaemon
+    /// The setup whose directories this one reads; kept alive (its directories with it) as long as this one.
+    private let sharing: SettingsSetup?
+
+    /// Writes `schemaFiles` and `lockdownFiles` (by name) and starts the daemon on them, watching them unless
+    /// `watch` is false. `lockdownDir` is the lockdown directory below the temporary root, created unless
+    /// `createLockdown` is false.
+    public init(
+        watch: Bool = true, schemaFiles: [String: String] = [:], lockdownFiles: [String: String] = [:],
+        lockdownDir: String = "lockdown.d", createLockdown: Bool = true
+    ) throws {
+        root = try makeTemporaryDirectory("beacon-settings-test")
+        schemas = root + "/schemas"
+        lockdown = root + "/" + lockdownDir
+        sharing = nil
+        try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
+        if createLockdown {
+            try FileManager.default.createDirectory(atPath: lockdown, withIntermediateDirectories: true)
+        }
+        for (name, text) in schemaFiles { try SettingsFixtures.write(text, to: schemas + "/" + name) }
+        for (name, text) in lockdownFiles { try SettingsFixtures.write(text, to: lockdown + "/" + name) }
+        daemon = try TestDaemon(arguments: [
+            "--settings-schema-dirs", schemas, "--settings-lockdown-dir", lockdown,
+            "--settings-watch", watch ? "true" : "false",
+        ])
+    }
+
+    /// A second, empty daemon (its own store) with the schema and lockdown files and options of `other`.
+    public init(sameFilesAs other: SettingsSetup) throws {
+        root = other.root
+        schemas = other.schemas
+        lockdown = other.lockdown
+        sharing = other
+        daemon = try TestDaemon(arguments: other.daemon.arguments)
+    }
+
+    deinit {
+        if sharing == nil { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    /// The daemon's address, for `--address`.
+    public var address: String { daemon.address }
+}

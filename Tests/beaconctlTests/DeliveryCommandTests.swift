@@ -20,7 +20,11 @@ struct DeliveryCommandTests {
                 parameters: ["patterns": ["app.**"], "object": "door", "whileSuspended": "coalesce"], more: true))
         #expect(try observer.receive().error == nil)
         try observer.send(VarlinkCall(method: "io.beacon.Suspend", oneway: true))
-        try waitForStreams(2, daemon: daemon)
+        // The oneway call has no reply: the daemon's list of clients shows when it took effect.
+        try waitUntil("a client is suspended", within: .seconds(20)) {
+            let json = try CLI.run(["clients", "--json"], address: daemon.address).json()
+            return (json["clients"]?.arrayValue ?? []).contains { $0["suspended"]?.boolValue == true }
+        }
 
         let posted = try CLI.run(["post", "app.opened", "--object", "door"], address: daemon.address)
         #expect(posted.status == 0)

@@ -12,46 +12,6 @@ import Testing
 /// describe, reset, dump, load and schemas, and what get, set, list and status show of settings, against the real
 /// daemon with schema and lockdown files in temporary directories.
 @Suite struct SettingsCommandTests {
-    /// A daemon whose schema and lockdown directories are new temporary directories, or those of another setup.
-    final class Setup {
-        let root: String
-        let schemas: String
-        let lockdown: String
-        let daemon: TestDaemon
-        /// The setup whose directories this one reads; kept alive (its directories with it) as long as this one.
-        private let sharing: Setup?
-
-        init(schemaFiles: [String: String] = [:], lockdownFiles: [String: String] = [:]) throws {
-            root = try makeTemporaryDirectory("beaconctl-settings-test")
-            schemas = root + "/schemas"
-            lockdown = root + "/lockdown.d"
-            sharing = nil
-            try FileManager.default.createDirectory(atPath: schemas, withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: lockdown, withIntermediateDirectories: true)
-            for (name, text) in schemaFiles { try SettingsFixtures.write(text, to: schemas + "/" + name) }
-            for (name, text) in lockdownFiles { try SettingsFixtures.write(text, to: lockdown + "/" + name) }
-            daemon = try TestDaemon(arguments: ["--settings-schema-dirs", schemas, "--settings-lockdown-dir", lockdown])
-        }
-
-        /// A second, empty daemon (its own store) with the schema and lockdown files of `other`.
-        init(sameFilesAs other: Setup) throws {
-            root = other.root
-            schemas = other.schemas
-            lockdown = other.lockdown
-            sharing = other
-            daemon = try TestDaemon(arguments: other.daemon.arguments)
-        }
-
-        deinit {
-            if sharing == nil { try? FileManager.default.removeItem(atPath: root) }
-        }
-
-        var address: String { daemon.address }
-
-    }
-
-    static let editorSchema = SettingsFixtures.editorSchema
-
     /// kiosk.url forced on line 2, app.editor.theme locked at its default on line 4.
     static let siteLockdown = """
         # Kiosk settings
@@ -60,12 +20,13 @@ import Testing
         app.editor.theme
         """
 
-    static func editorSetup() throws -> Setup {
-        try Setup(schemaFiles: ["editor.json": editorSchema], lockdownFiles: ["10-site": siteLockdown])
+    static func editorSetup() throws -> SettingsSetup {
+        try SettingsSetup(
+            schemaFiles: ["editor.json": SettingsFixtures.editorSchema], lockdownFiles: ["10-site": siteLockdown])
     }
 
     /// The `type` the daemon's Describe gives `key`: the text TypeMismatch's `expected` and the tables show.
-    static func typeSummary(_ key: String, _ setup: Setup) throws -> String {
+    static func typeSummary(_ key: String, _ setup: SettingsSetup) throws -> String {
         let described = try CLI.run(["describe", key, "--json"], address: setup.address)
         return try #require(try described.json()["type"]?.stringValue)
     }
@@ -154,7 +115,7 @@ import Testing
     }
 
     @Test func resetRecursiveResetsASubtreeAndKeepsLockedKeys() throws {
-        let setup = try Setup(schemaFiles: ["editor.json": Self.editorSchema])
+        let setup = try SettingsSetup(schemaFiles: ["editor.json": SettingsFixtures.editorSchema])
         for (key, value) in [
             ("app.editor", "{\"window\":[800,600]}"), ("app.editor.font-size", "14"), ("app.editor.theme", "dark"),
             ("app.editor.recent.a", "notes.txt"), ("app.other", "1"),
@@ -197,8 +158,8 @@ import Testing
     }
 
     @Test func schemasListsFilesKeysLocksAndProblems() throws {
-        let setup = try Setup(
-            schemaFiles: ["editor.json": Self.editorSchema],
+        let setup = try SettingsSetup(
+            schemaFiles: ["editor.json": SettingsFixtures.editorSchema],
             lockdownFiles: ["10-site": Self.siteLockdown, "20-broken": "app.x = 1\nnot a key!\n"])
         let sizeType = try Self.typeSummary("app.editor.font-size", setup)
         let result = try CLI.run(["schemas"], address: setup.address)
@@ -229,7 +190,7 @@ import Testing
         #expect(status.stdout.contains("Settings: 1 schema file (3 keys, 0 registrations), 2 lockdown files (3 locks)"))
         #expect(status.lines.contains { $0.contains("Problem: \(setup.lockdown)/20-broken:2: ") })
 
-        let empty = try Setup()
+        let empty = try SettingsSetup()
         let none = try CLI.run(["schemas"], address: empty.address)
         #expect(none.lines == ["Schemas: none", "", "Lockdown: none", "", "Problems: none"])
     }
@@ -257,10 +218,9 @@ import Testing
         let values = try #require(try dump.json().objectValue)
         #expect(values.keys.sorted() == ["", "font-size", "ratio", "recent.a", "recent.b", "zoom"])
 
-        let second = try Setup(sameFilesAs: first)
+        let second = try SettingsSetup(sameFilesAs: first)
         #expect(try CLI.run(["list", "app", "--json"], address: second.address).json()["version"] == 0)
-        let load = try Self.run(
-            ["load", "--address", second.address, "app.editor", "-"], input: Array(dump.stdout.utf8))
+        let load = try CLI.run(["load", "app.editor", "-"], address: second.address, input: Array(dump.stdout.utf8))
         #expect(load.status == 0, "\(load.stderr)")
         #expect(load.stdout.isEmpty && load.stderr.isEmpty)
 
@@ -296,7 +256,7 @@ import Testing
 
         // A whole dump, loaded with the empty prefix.
         let all = try CLI.run(["dump"], address: first.address)
-        let third = try Setup(sameFilesAs: first)
+        let third = try SettingsSetup(sameFilesAs: first)
         try all.stdout.write(toFile: file, atomically: false, encoding: .utf8)
         #expect(try CLI.run(["load", "", file], address: third.address).status == 0)
         #expect(try CLI.run(["dump"], address: third.address).stdout == all.stdout)
@@ -379,18 +339,6 @@ import Testing
 
     // MARK: Running beaconctl with other standard streams
 
-    /// Runs beaconctl with `input` on its standard input.
-    static func run(_ arguments: [String], input: [UInt8]) throws -> CLIResult {
-        let child = try ChildProcess(
-            try BuiltProducts.beaconctl(), arguments, environment: environment(), input: input, output: .capture,
-            error: .capture)
-        let (output, error) = child.readOutputAndError()
-        let status = child.wait()
-        return CLIResult(
-            status: status, stdout: String(decoding: output, as: UTF8.self),
-            stderr: String(decoding: error, as: UTF8.self))
-    }
-
     /// Runs beaconctl with its standard output on a new pseudo-terminal, without colours; returns what it printed
     /// there, line ends as "\n".
     static func runOnTerminal(_ arguments: [String]) throws -> String {
@@ -411,19 +359,18 @@ import Testing
         var terminal: Int32 = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard terminal >= 0 else { throw TestFailure("cannot open the pseudo-terminal") }
         defer { if terminal >= 0 { close(terminal) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, terminal, 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var variables = environment()
+        var variables = CLI.inheritedEnvironment
         variables["NO_COLOR"] = "1"
-        let (pid, result) = spawnChild(
-            try BuiltProducts.beaconctl(), arguments, environment: variables, actions: &actions)
-        guard result == 0 else { throw TestFailure("posix_spawn: \(String(cString: strerror(result)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // Standard input and error on /dev/null; standard output opens the terminal by its name (without becoming
+        // the child's controlling terminal: the child does not lead a session).
+        let path = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let child = try ChildProcess(
+            try BuiltProducts.beaconctl(), arguments, environment: variables, output: .file(path))
+        guard let status = child.wait(within: .seconds(60)) else {
+            child.signal(SIGKILL)
+            child.wait()
+            throw TestFailure("beaconctl \(arguments) did not finish within 60 s")
+        }
         close(terminal)
         terminal = -1
         // With no writer left, a read returns what is buffered, then fails with EIO.
@@ -447,10 +394,5 @@ import Testing
             throw TestFailure("no \(name) in the C library")
         }
         return unsafeBitCast(symbol, to: type)
-    }
-
-    /// The test's environment without the variables that would change beaconctl's behaviour.
-    private static func environment() -> [String: String] {
-        ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BEACON_") && $0.key != "NO_COLOR" }
     }
 }

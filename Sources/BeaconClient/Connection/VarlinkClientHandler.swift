@@ -53,32 +53,28 @@ final class StreamSubscription<Reply: Sendable>: StreamReceiver {
     func receive(frame: UnsafeRawBufferPointer, limits: JSONLimits) throws(VarlinkError) -> Bool {
         switch try decode(frame, limits) {
         case .error(let error):
-            deliver(.failed(BeaconError(error)))
+            fail(BeaconError(error))
             return true
         case .reply(let reply, let continues):
-            deliver(.reply(reply, first: false, last: !continues))
+            deliver(reply, last: !continues)
             return !continues
         }
     }
 
+    /// Hands the end of the call to the receiver unless the subscription has ended.
     func fail(_ error: BeaconError) {
-        deliver(.failed(error))
+        guard state.exchange(Self.finished, ordering: .acquiringAndReleasing) != Self.finished else { return }
+        receive(.failed(error))
     }
 
-    /// Hands an event to the receiver unless the subscription has ended.
-    func deliver(_ event: StreamEvent<Reply>) {
-        switch event {
-        case .reply(let reply, _, let last):
-            let was =
-                last
-                ? state.exchange(Self.finished, ordering: .acquiringAndReleasing) : state.load(ordering: .acquiring)
-            guard was != Self.finished else { return }
-            if !last && was == 0 { state.store(Self.started, ordering: .releasing) }
-            receive(.reply(reply, first: was == 0, last: last))
-        case .failed:
-            guard state.exchange(Self.finished, ordering: .acquiringAndReleasing) != Self.finished else { return }
-            receive(event)
-        }
+    /// Hands a reply to the receiver unless the subscription has ended, telling whether it is the first.
+    private func deliver(_ reply: Reply, last: Bool) {
+        let was =
+            last
+            ? state.exchange(Self.finished, ordering: .acquiringAndReleasing) : state.load(ordering: .acquiring)
+        guard was != Self.finished else { return }
+        if !last && was == 0 { state.store(Self.started, ordering: .releasing) }
+        receive(.reply(reply, first: was == 0, last: last))
     }
 }
 

@@ -232,8 +232,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
     }
 
     private func runWatch(session: Int) async {
-        let watch = PropertyWatch(
-            patterns: [key], initial: true, old: false, followsSession: client.options.suspendsWhileSessionInactive)
+        let watch = PropertyWatch(patterns: [key], initial: true, old: false)
         let key = self.key
         let error = await watch.run(on: client) { batch in
             var snapshot: RemoteSnapshot?

@@ -9,10 +9,12 @@ struct NotificationObservation: Sendable {
     var object: String? = nil
     /// `nil`: the daemon's default (hold).
     var behavior: BeaconClient.SuspensionBehavior? = nil
-    var followsSession = false
 
     /// Runs until the task is cancelled or the daemon refuses the call. `subscribed` is called after the first
     /// reply of every subscription, `deliver` with each notification in order, both on the connection's event loop.
+    ///
+    /// The observation follows the session when `client`'s ``BeaconClient/Options/suspendsWhileSessionInactive``
+    /// is set, unless it is never suspended (``BeaconClient/SuspensionBehavior/deliverImmediately``).
     func run(
         on client: BeaconClient,
         subscribed: @escaping @Sendable () -> Void = {},
@@ -21,7 +23,9 @@ struct NotificationObservation: Sendable {
         var parameters: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
         if let object { parameters["object"] = .string(object) }
         if let behavior { parameters["whileSuspended"] = .string(behavior.rawValue) }
-        if followsSession { parameters["suspendWhileInactive"] = true }
+        if client.options.suspendsWhileSessionInactive && behavior != .deliverImmediately {
+            parameters["suspendWhileInactive"] = true
+        }
         let patterns = self.patterns
         let fixed = parameters
         @Sendable func makeParameters() -> [String: JSONValue] { fixed }

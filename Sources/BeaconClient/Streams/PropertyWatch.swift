@@ -33,8 +33,8 @@ public struct PropertyWatchBatch: Sendable, Hashable {
     /// resynchronisation): a key it does not mention does not exist.
     public var isSnapshot: Bool
     /// The daemon could not replay the changes since the last version the client saw (its history was too short,
-    /// or its store was replaced) and sent every current value instead.
-    public var resync: Bool
+    /// or its store was replaced) and sent every current value instead: ``kind`` is ``Kind/resync``.
+    public var resync: Bool { kind == .resync }
     /// Changes the daemon merged away because the client read too slowly (the latest value of each key is kept).
     public var overflow: Int64
 }
@@ -73,19 +73,17 @@ final class PropertyWatch: Sendable {
     let patterns: [String]
     let initial: Bool
     let old: Bool
-    /// Whether the session's activity suspends the watch (``BeaconClient/Options/suspendsWhileSessionInactive``).
-    let followsSession: Bool
     private let state = Mutex(State())
 
-    init(patterns: [String], initial: Bool, old: Bool, followsSession: Bool = false) {
+    init(patterns: [String], initial: Bool, old: Bool) {
         self.patterns = patterns
         self.initial = initial
         self.old = old
-        self.followsSession = followsSession
     }
 
-    /// The parameters of the next `Watch` call.
-    func parameters() -> [String: JSONValue] {
+    /// The parameters of the next `Watch` call; `followsSession` when the session's activity suspends the watch
+    /// (``BeaconClient/Options/suspendsWhileSessionInactive``).
+    func parameters(followsSession: Bool = false) -> [String: JSONValue] {
         var parameters: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
         if old { parameters["old"] = true }
         // While suspended, a watch keeps the latest change of each key: what a property needs to be right on resume.
@@ -137,7 +135,7 @@ final class PropertyWatch: Sendable {
             let kind: PropertyWatchBatch.Kind =
                 resync ? .resync : !first ? .changes : reconnected ? .replay : .initial
             return PropertyWatchBatch(
-                kind: kind, changes: changes, version: version, isFirst: first, isSnapshot: isSnapshot, resync: resync,
+                kind: kind, changes: changes, version: version, isFirst: first, isSnapshot: isSnapshot,
                 overflow: overflow)
         }
     }
@@ -148,8 +146,12 @@ final class PropertyWatch: Sendable {
         on client: BeaconClient,
         deliver: @escaping @Sendable (PropertyWatchBatch) -> Void
     ) async -> BeaconError? {
-        await client.runResubscribing(method: Method.watch, parameters: parameters, decode: WatchReply.decode) {
-            (reply, first) throws(BeaconError) in
+        let followsSession = client.options.suspendsWhileSessionInactive
+        // Called again at each resubscription, which resumes from the last version seen.
+        let parameters: @Sendable () -> [String: JSONValue] = { self.parameters(followsSession: followsSession) }
+        return await client.runResubscribing(
+            method: Method.watch, parameters: parameters, decode: WatchReply.decode
+        ) { (reply, first) throws(BeaconError) in
             guard let batch = self.batch(from: reply, first: first) else { return .resubscribe }
             deliver(batch)
             return .proceed
@@ -172,8 +174,7 @@ extension BeaconClient {
         old: Bool = false
     ) -> AsyncThrowingStream<PropertyWatchBatch, any Error> {
         let (output, continuation) = AsyncThrowingStream.makeStream(of: PropertyWatchBatch.self)
-        let watch = PropertyWatch(
-            patterns: patterns, initial: initial, old: old, followsSession: options.suspendsWhileSessionInactive)
+        let watch = PropertyWatch(patterns: patterns, initial: initial, old: old)
         let task = Task {
             let error = await watch.run(on: self) { batch in continuation.yield(batch) }
             continuation.finish(throwing: error)

@@ -38,16 +38,8 @@ public struct RemoteSignal<Element: Sendable>: LiveObservable, Sendable {
 
     /// The elements transformed, keeping the observation awaitable.
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Element) -> T) -> RemoteSignal<T> {
-        let start = self.start
-        return RemoteSignal<T> { observer, live in
-            start(
-                { event in
-                    switch event {
-                    case .next(let element): observer(.next(transform(element)))
-                    case .completed: observer(.completed)
-                    }
-                }, live)
-        }
+        // `T?` spelled out: a `T` that is itself optional is delivered when it is `nil`, not dropped.
+        compactMap { element -> T? in transform(element) }
     }
 
     /// The elements transformed, without those `transform` turns into `nil`, keeping the observation awaitable.

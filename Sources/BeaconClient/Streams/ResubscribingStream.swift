@@ -52,15 +52,15 @@ extension BeaconClient {
                                 end.replied()
                                 do throws(BeaconError) {
                                     if case .resubscribe = try handle(reply, first) {
-                                        end.resume(.resubscribe)
+                                        end.resubscribe()
                                     } else if last {
-                                        end.resume(.ended(nil))
+                                        end.finish(nil)
                                     }
                                 } catch {
-                                    end.resume(.ended(error))
+                                    end.finish(error)
                                 }
                             case .failed(let error):
-                                end.resume(.ended(error))
+                                end.finish(error)
                             }
                         }
                     }
@@ -123,17 +123,20 @@ private final class SubscriptionEnd: Sendable {
 
     func replied() { anyReply.store(true, ordering: .relaxed) }
 
-    func resume(_ outcome: Outcome) {
-        guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        switch outcome {
-        case .resubscribe: continuation.resume(returning: .resubscribe)
-        case .ended(let error):
-            continuation.resume(returning: .ended(error, replied: anyReply.load(ordering: .relaxed)))
-        }
+    /// Ends the wait with ``SubscriptionOutcome/resubscribe``.
+    func resubscribe() {
+        guard markDone() else { return }
+        continuation.resume(returning: .resubscribe)
     }
 
-    enum Outcome {
-        case resubscribe
-        case ended(BeaconError?)
+    /// Ends the wait with ``SubscriptionOutcome/ended(_:replied:)``: the call ended normally (`nil`) or with `error`.
+    func finish(_ error: BeaconError?) {
+        guard markDone() else { return }
+        continuation.resume(returning: .ended(error, replied: anyReply.load(ordering: .relaxed)))
+    }
+
+    /// Whether this call ends the wait: `false` when an earlier outcome did.
+    private func markDone() -> Bool {
+        !done.exchange(true, ordering: .acquiringAndReleasing)
     }
 }

@@ -65,7 +65,7 @@ extension BeaconBus {
             changed += 1
         }
         if changed > 0 { requestEndOfTick() }
-        // A watched parent directory sees unrelated renames too: a reload that changed nothing is not news.
+        // A reload that changed nothing (a file saved as it was, say) is not news.
         let news =
             changed > 0 || old.schemas.count != new.schemas.count || old.locks.count != new.locks.count
             || old.problems != new.problems
@@ -101,7 +101,7 @@ extension BeaconBus {
         let epoch = settingsEpoch
         if let rule = table.entries.values[index].cachedRule(epoch: epoch) { return rule }
         let rule = settings.rule(for: name)
-        table.entries.values[index].ruleEpoch = settings.epoch
+        table.entries.values[index].ruleEpoch = epoch
         table.entries.values[index].rule = rule
         return rule
     }
@@ -119,9 +119,9 @@ extension BeaconBus {
 
     /// Fails a value that the schema at `index` of the settings' schemas refuses.
     func checkType(_ name: String, _ encoded: [UInt8], schema index: Int32) throws(VarlinkError) {
-        if let violation = settings.violation(ofSchema: index, encoded) {
-            throw BusError.typeMismatch(
-                name, expected: settings.schemas[Int(index)].schema.typeSummary, reason: violation)
+        let schema = settings.schemas[Int(index)].schema
+        if let violation = schema.violation(ofValidJSON: encoded) {
+            throw BusError.typeMismatch(name, expected: schema.typeSummary, reason: violation)
         }
     }
 
@@ -142,8 +142,9 @@ extension BeaconBus {
     /// ``SettingsOverlay/Rule/unknown``.
     @inline(__always)
     func publish(_ change: consuming ChangeEvent, rule: SettingsOverlay.Rule = .unknown) {
-        // A new value of a key that no lock holds is shown as it is.
-        if !hasSettings || (rule.lock == -1 && change.value != nil) {
+        // A new value of a key that no lock holds is shown as it is, and so is its old value unless that was the
+        // key's default.
+        if !hasSettings || (rule.lock == -1 && change.value != nil && (change.old != nil || rule.schema < 0)) {
             fanOut.append(change)
         } else {
             publishThroughSettings(change, rule: rule == .unknown ? settings.rule(for: change.key.rawValue) : rule)

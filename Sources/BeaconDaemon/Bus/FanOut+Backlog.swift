@@ -19,16 +19,21 @@ extension FanOut {
         switch subscription.kind {
         case .watch:
             for index in subscription.selection {
-                let event = publishingChanges[Int(index)]
-                if let earlier = subscription.backlog[event.key.rawValue] {
-                    subscription.overflow += 1
-                    subscription.backlog[event.key.rawValue] = event.coalesced(after: earlier)
-                } else {
-                    subscription.backlog[event.key.rawValue] = event
-                }
+                holdBack(publishingChanges[Int(index)], for: subscription)
             }
         case .observe:
             subscription.overflow += subscription.selection.count
+        }
+    }
+
+    /// Adds `event` to what a slow watcher is owed: the latest change of each key, `old` keeping the earliest old
+    /// value, each change merged away counted in `overflow`.
+    func holdBack(_ event: ChangeEvent, for subscription: Subscription) {
+        if let earlier = subscription.backlog[event.key.rawValue] {
+            subscription.overflow += 1
+            subscription.backlog[event.key.rawValue] = event.coalesced(after: earlier)
+        } else {
+            subscription.backlog[event.key.rawValue] = event
         }
     }
 

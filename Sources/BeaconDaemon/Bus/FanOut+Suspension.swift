@@ -29,8 +29,6 @@ struct HeldEvents {
     var count = 0
     /// Events dropped while suspended (drop), since the subscription began.
     var dropped = 0
-
-    var isEmpty: Bool { count == 0 }
 }
 
 extension FanOut {
@@ -69,12 +67,13 @@ extension FanOut {
             publishingNotificationBytes.withUnsafeBufferPointer { bytes in
                 for index in subscription.selection where !skipped.contains(index) {
                     let event = publishingNotifications[Int(index)]
-                    let json = Array(bytes[event.start..<event.end])
                     if event.immediate {
                         immediate.append(contentsOf: takeNotifications(of: subscription))
-                        immediate.append((event.sequence, json))
+                        immediate.append((event.sequence, Array(bytes[event.start..<event.end])))
+                    } else if subscription.policy == .drop {
+                        subscription.held.dropped += 1
                     } else {
-                        keep(event, json: json, for: subscription)
+                        keep(event, json: Array(bytes[event.start..<event.end]), for: subscription)
                     }
                 }
             }
@@ -159,6 +158,13 @@ extension FanOut {
             changes.append(contentsOf: subscription.held.latestChange.values)
             changes.sort { $0.version < $1.version }
             subscription.held = HeldEvents(dropped: subscription.held.dropped)
+            let connection = subscription.client.connection
+            if !connection.isWritable || !subscription.backlog.isEmpty {
+                // Behind a slow reader's backlog, the kept changes join it, so that none goes out before an older
+                // change of its key; the backlog is sent when the connection can take it.
+                for change in changes { holdBack(change, for: subscription) }
+                return
+            }
             let overflow = subscription.overflow
             guard !changes.isEmpty || overflow > 0 else { return }
             subscription.overflow = 0

@@ -113,7 +113,7 @@ final class FanOut {
         swap(&publishingChanges, &tickChanges)
         swap(&publishingNotifications, &tickNotifications)
         swap(&publishingNotificationBytes, &tickNotificationBytes)
-        if !tickObjects.isEmpty || !publishingObjects.isEmpty { swap(&publishingObjects, &tickObjects) }
+        if !tickObjects.isEmpty { swap(&publishingObjects, &tickObjects) }
         defer {
             if !publishingObjects.isEmpty { publishingObjects.removeAll() }
             publishingChanges.removeAll(keepingCapacity: true)

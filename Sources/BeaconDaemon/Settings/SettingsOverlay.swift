@@ -185,11 +185,6 @@ final class SettingsOverlay: Sendable {
         return rule
     }
 
-    /// Why `value` (compact JSON text) does not conform to the schema at `index` of ``schemas``; `nil` when it does.
-    func violation(ofSchema index: Int32, _ value: [UInt8]) -> String? {
-        schemas[Int(index)].schema.violation(ofValidJSON: value)
-    }
-
     /// What `name` shows when `stored` is its stored value.
     func effective(stored: [UInt8]?, rule: Rule) -> Effective {
         let defaultValue = rule.schema >= 0 ? schemas[Int(rule.schema)].defaultValue : nil

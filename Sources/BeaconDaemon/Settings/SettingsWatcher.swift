@@ -113,6 +113,10 @@ final class SettingsWatcher {
                 }
             }
             for target in targets { awaited[target] = nil }
+            // A parent watched only for a directory that now exists would report everything that happens in it.
+            for watch in awaitedNames.keys where awaited[watch] == nil && !targets.contains(watch) {
+                inotify_rm_watch(descriptor, watch)
+            }
             awaitedNames = awaited
         }
 

@@ -6,7 +6,7 @@ struct ScannedValue {
 
     var kind: Kind = .null
     /// The bytes are exactly what ``JSONValue/encode(into:)`` writes for the value: no whitespace, no escapes,
-    /// integers only, no member name twice in an object.
+    /// integers only, an object's members in the order of their names' UTF-8 bytes.
     var isCompact = false
     /// Strings: the bytes between the quotes are the string's UTF-8 (no escapes). Booleans: the value. Numbers:
     /// the value is an `Int64`, in ``integer``.
@@ -49,7 +49,7 @@ func bytesEqual(_ left: UnsafePointer<UInt8>, _ right: UnsafePointer<UInt8>, cou
 
 extension JSONParser {
     /// Validates the value starting at `position` (a significant byte) with the checks of
-    /// ``parseValueRecursively(depth:)``, without building it. `depth` is the nesting depth of the container the
+    /// ``parseValue(depth:)``, without building it. `depth` is the nesting depth of the container the
     /// value sits in. Only for parsers whose `maxDepth` is at most ``recursionLimit``.
     mutating func scanValue(depth: Int) throws(JSONError) -> ScannedValue {
         var value = ScannedValue()
@@ -114,7 +114,9 @@ extension JSONParser {
             position += 1
             return compact
         }
-        var names = NameRanges()
+        // The previous member's name, while the names are in the order `encode` writes them (which also makes
+        // them unique).
+        var previous: Range<Int>? = nil
         while true {
             guard try peekInside(&compact) == UInt8(ascii: "\"") else {
                 throw unexpected(at: position, expected: "a member name string")
@@ -122,8 +124,10 @@ extension JSONParser {
             let nameStart = position + 1
             if try !scanString() {
                 compact = false
-            } else if compact && !names.insertUnique(base, nameStart, position - 1) {
-                compact = false
+            } else if compact {
+                let name = nameStart..<position - 1
+                if let previous, !sortsBefore(previous, name) { compact = false }
+                previous = name
             }
             guard try peekInside(&compact) == UInt8(ascii: ":") else { throw unexpected(at: position, expected: "':'") }
             position += 1
@@ -175,38 +179,18 @@ extension JSONParser {
     }
 }
 
-/// The member names of one object seen so far, to find a repeated one; only the first few are kept.
-private struct NameRanges {
-    private var ranges: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
-    )
-    private var count = 0
-    private static let capacity = 6
-
-    /// Records the name at `start..<end`; returns false when it was seen before or cannot be checked.
-    mutating func insertUnique(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
-        guard count < Self.capacity else { return false }
-        let length = end - start
-        let count = self.count
-        let unique = withUnsafeBytes(of: &ranges) { raw -> Bool in
-            let pairs = raw.bindMemory(to: Int.self)
-            for index in 0..<count {
-                let otherStart = pairs[2 * index]
-                let otherEnd = pairs[2 * index + 1]
-                guard otherEnd - otherStart == length else { continue }
-                var offset = 0
-                while offset < length && base[otherStart + offset] == base[start + offset] { offset += 1 }
-                if offset == length { return false }
-            }
-            return true
+extension JSONParser {
+    /// Whether the name at `left` comes before the one at `right` in the order of their UTF-8 bytes (the order in
+    /// which ``JSONValue/encode(into:)`` writes an object's members).
+    fileprivate func sortsBefore(_ left: Range<Int>, _ right: Range<Int>) -> Bool {
+        let common = min(left.count, right.count)
+        var offset = 0
+        while offset < common {
+            let a = base[left.lowerBound + offset]
+            let b = base[right.lowerBound + offset]
+            if a != b { return a < b }
+            offset += 1
         }
-        guard unique else { return false }
-        withUnsafeMutableBytes(of: &ranges) { raw in
-            let pairs = raw.bindMemory(to: Int.self)
-            pairs[2 * count] = start
-            pairs[2 * count + 1] = end
-        }
-        self.count += 1
-        return true
+        return left.count < right.count
     }
 }

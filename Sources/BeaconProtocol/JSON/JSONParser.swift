@@ -80,20 +80,17 @@ struct JSONParser {
 
     // MARK: - Values
 
-    /// Limits up to this depth are parsed by bounded recursion (at most this many small stack frames), deeper
-    /// ones with explicit heap stacks.
+    /// Containers nested up to this depth are parsed by bounded recursion (at most this many small stack frames),
+    /// deeper ones with explicit heap stacks.
     static let recursionLimit = 100
 
     /// Parses one complete value starting at the next significant byte. `depth` is the nesting depth of the
     /// container the value sits in (0 at top level).
+    ///
+    /// Recursive for the first ``recursionLimit`` levels; a container deeper than that is parsed by the iterative
+    /// parser, so the recursion stays bounded whatever `maxDepth` allows. Values of usual depth are parsed with no
+    /// stack arrays.
     mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
-        try parseValueRecursively(depth: depth)
-    }
-
-    /// The recursive parser, for the first ``recursionLimit`` levels; a container deeper than that is parsed by
-    /// the iterative parser, so the recursion stays bounded whatever `maxDepth` allows. Values of usual depth
-    /// are parsed with no stack arrays.
-    mutating func parseValueRecursively(depth: Int) throws(JSONError) -> JSONValue {
         let byte = try peekSignificant()
         if depth >= JSONParser.recursionLimit && (byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[")) {
             return try parseValueIteratively(depth: depth)
@@ -110,7 +107,7 @@ struct JSONParser {
             var members = [String: JSONValue](minimumCapacity: 4)
             while true {
                 let name = try parseMemberName()
-                members[name] = try parseValueRecursively(depth: depth + 1)
+                members[name] = try parseValue(depth: depth + 1)
                 let next = try peekSignificant()
                 position += 1
                 if next == UInt8(ascii: ",") { continue }
@@ -129,7 +126,7 @@ struct JSONParser {
             }
             var elements: [JSONValue] = []
             while true {
-                elements.append(try parseValueRecursively(depth: depth + 1))
+                elements.append(try parseValue(depth: depth + 1))
                 let next = try peekSignificant()
                 position += 1
                 if next == UInt8(ascii: ",") { continue }
@@ -167,7 +164,7 @@ struct JSONParser {
         }
     }
 
-    /// The iterative parser, for limits above ``recursionLimit``: nesting lives on heap stacks.
+    /// The iterative parser, for containers deeper than ``recursionLimit``: nesting lives on heap stacks.
     mutating func parseValueIteratively(depth outerDepth: Int) throws(JSONError) -> JSONValue {
         // The stacks live only while a deep value is parsed, so that a parser holds no arrays.
         var frames: [Frame] = []

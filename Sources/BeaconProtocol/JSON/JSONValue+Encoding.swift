@@ -101,7 +101,7 @@ public enum JSONWriter {
         buffer.append(UInt8(ascii: "\""))
     }
 
-    /// Appends `members` as a JSON object (in dictionary order).
+    /// Appends `members` as a JSON object.
     ///
     /// Members are written in the order of their names' UTF-8 bytes, so that equal values have equal texts in every
     /// process (a `Dictionary`'s order changes from one process to the next): a value written twice is stored as the

@@ -147,10 +147,10 @@ package struct VarlinkCallView {
         return VarlinkCall(method: method, parameters: values, more: more, oneway: oneway, upgrade: upgrade)
     }
 
-    /// The parameter named `name` (the last one, when the call repeats it), `nil` when absent.
     /// How many parameters the call has.
     package var parameterCount: Int { parameters.count }
 
+    /// The parameter named `name` (the last one, when the call repeats it), `nil` when absent.
     package func parameter(_ name: StaticString) -> JSONValueView? {
         guard let index = parameters.lastIndex(named: name.utf8Start, count: name.utf8CodeUnitCount, base: base) else {
             return nil

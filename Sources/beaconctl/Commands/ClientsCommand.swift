@@ -55,7 +55,7 @@ struct ClientsCommand: ParsableCommand {
         output.flush()
     }
 
-    /// `hold+session object=door suspended(1) held 12 dropped 0`, or `-` for a connection without a stream.
+    /// `hold+session object=door suspended(1) held 12 dropped 3`, or `-` for a connection without a stream.
     static func delivery(_ client: JSONValue) -> String {
         guard let policy = client["policy"]?.stringValue else { return "-" }
         var text = policy

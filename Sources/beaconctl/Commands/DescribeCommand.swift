@@ -79,15 +79,7 @@ struct DescribeCommand: ParsableCommand {
         } else {
             rows.append(("Locked", "no"))
         }
-        let width = rows.map(\.0.count).max() ?? 0
-        var lines: [String] = []
-        for (label, value) in rows {
-            let padding = String(repeating: " ", count: width - label.count)
-            // A value of several lines (a description) continues under the first one.
-            let continuation = "\n" + String(repeating: " ", count: width + 2)
-            let text = value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: continuation)
-            lines.append(padding + terminal.paint(label + ":", .bold) + " " + text)
-        }
-        return lines
+        // A value of several lines (a description) continues under the first one.
+        return LabelledLines.render(rows, on: terminal, indentingContinuations: true)
     }
 }

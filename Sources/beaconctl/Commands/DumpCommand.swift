@@ -25,12 +25,6 @@ struct DumpCommand: ParsableCommand {
         var parameters: [String: JSONValue] = [:]
         if let prefix { parameters["prefix"] = .string(prefix) }
         let reply = try options.daemon().call("io.beacon.Settings.Dump", parameters)
-        var output = OutputBuffer.standardOutput()
-        if options.json {
-            output.line(JSONText.compact(reply))
-        } else {
-            output.line(JSONText.pretty(reply["values"] ?? [:]))
-        }
-        output.flush()
+        options.printReply(reply) { reply, _ in [JSONText.pretty(reply["values"] ?? [:])] }
     }
 }

@@ -19,8 +19,9 @@ struct GetCommand: ParsableCommand {
             --json prints the whole property: {"property":{"key","value","version","modifiedUsec","ephemeral",\
             "origin"}}, with "default":true when the value is the default of the key's schema and \
             "locked":{"file","line","forced"} when a lockdown file locks the key. On a terminal such a value \
-            is followed by "(default)" or "(locked by FILE:LINE)"; in a pipe or a file the value is printed \
-            alone. A key that holds no value exits with status 1 (io.beacon.Properties.KeyNotFound).
+            is followed by "(default)", "(locked by FILE:LINE)" or both, "(default, locked by FILE:LINE)"; in \
+            a pipe or a file the value is printed alone. A key that holds no value exits with status 1 \
+            (io.beacon.Properties.KeyNotFound).
             """
     )
 

@@ -10,9 +10,9 @@ struct ListCommand: ParsableCommand {
             Lists the properties whose key is PREFIX or lies below it (every property without PREFIX) as a \
             table: KEY, VALUE, VERSION, LIFETIME (persistent or ephemeral), MODIFIED (local time), ORIGIN. \
             Keys with nothing stored but a default or a forced value are listed too, with version 0. When a \
-            listed value is a schema's default or a key is locked, a last column SETTINGS says "default" or \
-            "locked by FILE:LINE" (the lockdown rule). With --json prints {"properties":[Property...],\
-            "version":N}.
+            listed value is a schema's default or a key is locked, a last column SETTINGS says "default", \
+            "locked by FILE:LINE" (the lockdown rule) or both, "default, locked by FILE:LINE". With --json \
+            prints {"properties":[Property...],"version":N}.
             """
     )
 

@@ -72,11 +72,7 @@ struct StatusCommand: ParsableCommand {
         for name in status.keys.sorted() {
             rows.append((name, text(status[name])))
         }
-        let width = rows.map(\.0.count).max() ?? 0
-        for (label, value) in rows {
-            let padding = String(repeating: " ", count: width - label.count)
-            output.line(padding + terminal.paint(label + ":", .bold) + " " + value)
-        }
+        for line in LabelledLines.render(rows, on: terminal) { output.line(line) }
         output.flush()
     }
 }

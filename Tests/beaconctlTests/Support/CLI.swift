@@ -20,12 +20,19 @@ struct CLIResult {
 /// Runs the built `beaconctl` as a child process.
 enum CLI {
     /// Runs `beaconctl arguments` to its end. `address` is passed as `--address` after the subcommand (`nil`:
-    /// none). The environment is the test's, without `BEACON_*` and `NO_COLOR`, plus `environment`.
+    /// none). The environment is ``inheritedEnvironment`` plus `environment`. `input` is the standard input (then
+    /// closed; keep it small), or `/dev/null` when `nil`.
     static func run(
-        _ arguments: [String], address: String?, environment: [String: String] = [:]
+        _ arguments: [String], address: String?, environment: [String: String] = [:], input: [UInt8]? = nil
     ) throws -> CLIResult {
-        let child = try CLIProcess(arguments, address: address, environment: environment)
+        let child = try CLIProcess(arguments, address: address, environment: environment, input: input)
         return try child.finish(timeout: .seconds(60))
+    }
+
+    /// The test's environment without the variables that would change beaconctl's behaviour: `BEACON_*` and
+    /// `NO_COLOR`.
+    static var inheritedEnvironment: [String: String] {
+        ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BEACON_") && $0.key != "NO_COLOR" }
     }
 }
 
@@ -42,43 +49,70 @@ final class CLIProcess {
     private var stderrBuffer: [UInt8] = []
     private var exitStatus: Int32?
 
-    init(_ arguments: [String], address: String?, environment: [String: String] = [:]) throws {
+    /// Starts `beaconctl arguments` as ``CLI/run(_:address:environment:input:)`` describes.
+    init(_ arguments: [String], address: String?, environment: [String: String] = [:], input: [UInt8]? = nil) throws {
         // --address goes right after the subcommand, so that arguments may end with "--" and operands.
         if let address, let command = arguments.first {
             self.arguments = [command, "--address", address] + arguments.dropFirst()
         } else {
             self.arguments = arguments
         }
-        var variables = ProcessInfo.processInfo.environment.filter {
-            !$0.key.hasPrefix("BEACON_") && $0.key != "NO_COLOR"
-        }
+        var variables = CLI.inheritedEnvironment
         for (key, value) in environment { variables[key] = value }
 
         var stdoutPipe: [Int32] = [0, 0]
         var stderrPipe: [Int32] = [0, 0]
+        var stdinPipe: [Int32] = [-1, -1]
         // Socket pairs, because they can be created close-on-exec in one call (pipe2 is not imported).
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         guard socketpair(AF_UNIX, type, 0, &stdoutPipe) == 0, socketpair(AF_UNIX, type, 0, &stderrPipe) == 0 else {
             throw TestFailure("socketpair: \(String(cString: strerror(errno)))")
         }
+        if input != nil {
+            guard socketpair(AF_UNIX, type, 0, &stdinPipe) == 0 else {
+                for descriptor in stdoutPipe + stderrPipe { close(descriptor) }
+                throw TestFailure("socketpair: \(String(cString: strerror(errno)))")
+            }
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if input != nil {
+            posix_spawn_file_actions_adddup2(&actions, stdinPipe[1], 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
         let executable = try BuiltProducts.beaconctl()
         let (child, result) = spawnChild(executable, self.arguments, environment: variables, actions: &actions)
         close(stdoutPipe[1])
         close(stderrPipe[1])
+        if stdinPipe[1] >= 0 { close(stdinPipe[1]) }
         guard result == 0 else {
             close(stdoutPipe[0])
             close(stderrPipe[0])
+            if stdinPipe[0] >= 0 { close(stdinPipe[0]) }
             throw TestFailure("posix_spawn \(executable): \(String(cString: strerror(result)))")
         }
         pid = child
         stdoutDescriptor = stdoutPipe[0]
         stderrDescriptor = stderrPipe[0]
+        if let input {
+            // Written whole before anything is read: it must fit the socket's buffer, which a small input does.
+            input.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    // No SIGPIPE when the child closed its input early.
+                    let count = send(
+                        stdinPipe[0], bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { break }
+                    offset += count
+                }
+            }
+            close(stdinPipe[0])
+        }
     }
 
     deinit {

@@ -94,23 +94,65 @@ func skipFrame(_ fd: Int32, _ buffer: inout [UInt8]) {
     }
 }
 
+/// What both binding benchmarks start from: a client, a raw writer connection on which `Set bench.bind = 0` is done,
+/// the client's remote property of `bench.bind`, and a local `Property` whose observer reports to ``arrival``.
+struct BindFixture {
+    let client: BeaconClient
+    let remote: RemoteProperty<Int>
+    let local: Property<Int>
+    let arrival: Arrival
+    private let sets: BindSets
+    private let writer: Int32
+    private var scratch: [UInt8]
+    private var replies: [UInt8]
+    private let observation: any Disposable
+
+    init(_ path: String) {
+        let client = blocking { try await BeaconClient.connect(to: BeaconAddress("unix:\(path)")) }
+        let sets = BindSets()
+        var scratch = sets.template
+        var replies = [UInt8](repeating: 0, count: 4096)
+        let writer = connectUnix(path)
+        sets.send(0, on: writer, scratch: &scratch)
+        skipFrame(writer, &replies)
+        let remote = client.property("bench.bind", as: Int.self, default: 0)
+        let local = Property(0)
+        let arrival = Arrival()
+        observation = local.observeNext { arrival.arrived($0) }
+        self.client = client
+        self.remote = remote
+        self.local = local
+        self.arrival = arrival
+        self.sets = sets
+        self.writer = writer
+        self.scratch = scratch
+        self.replies = replies
+    }
+
+    /// Writes `Set bench.bind = value` on the writer connection (see ``BindSets/send(_:on:scratch:)``).
+    mutating func send(_ value: Int) {
+        sets.send(value, on: writer, scratch: &scratch)
+    }
+
+    /// Reads and drops the writer's next reply.
+    mutating func skipReply() {
+        skipFrame(writer, &replies)
+    }
+
+    /// Stops observing the local property and closes the client.
+    func finish() {
+        observation.dispose()
+        client.close()
+    }
+}
+
 /// `<~` latency beside raw Watch latency, in one run: blocks of `block` Sets measured each way in turn, `rounds`
 /// times. A raw block reads a Watch stream on its own connection; a binding block waits for the value in a local
 /// `Property` bound with `local <~ client.property(...)`. Nothing else watches the key during a block.
 func benchBind(_ path: String, _ block: Int, _ rounds: Int) {
-    let client = blocking { try await BeaconClient.connect(to: BeaconAddress("unix:\(path)")) }
-    let sets = BindSets()
-    var scratch = sets.template
-    var replies = [UInt8](repeating: 0, count: 4096)
-    let writer = connectUnix(path)
+    var fixture = BindFixture(path)
+    let arrival = fixture.arrival
     var value = 0
-    sets.send(value, on: writer, scratch: &scratch)
-    skipFrame(writer, &replies)
-
-    let remote = client.property("bench.bind", as: Int.self, default: 0)
-    let local = Property(0)
-    let arrival = Arrival()
-    let observation = local.observeNext { arrival.arrived($0) }
     var raw: [Double] = []
     var bound: [Double] = []
     raw.reserveCapacity(block * rounds)
@@ -124,30 +166,29 @@ func benchBind(_ path: String, _ block: Int, _ rounds: Int) {
         for _ in 0..<block {
             value += 1
             let t = now()
-            sets.send(value, on: writer, scratch: &scratch)
+            fixture.send(value)
             let frame = watch.nextFrame()
             raw.append(now() - t)
             let seen = frame.withUnsafeBytes { integer(after: valueTag, in: $0) }
             if seen != BindSets.stored(value) { fail("raw Watch saw \(seen), not \(BindSets.stored(value))") }
-            skipFrame(writer, &replies)
+            fixture.skipReply()
         }
         close(watch.fd)
 
         arrival.expected.store(BindSets.stored(value), ordering: .releasing)
-        let binding = local <~ remote
+        let binding = fixture.local <~ fixture.remote
         _ = arrival.wait("the binding's first value")
         for _ in 0..<block {
             value += 1
             arrival.expected.store(BindSets.stored(value), ordering: .releasing)
             let t = now()
-            sets.send(value, on: writer, scratch: &scratch)
+            fixture.send(value)
             bound.append(arrival.wait("a change") - t)
-            skipFrame(writer, &replies)
+            fixture.skipReply()
         }
         binding.dispose()
     }
-    observation.dispose()
-    client.close()
+    fixture.finish()
     reportLatency("Set -> raw Watch change", raw)
     reportLatency("Set -> value in a Property bound with <~", bound)
 }
@@ -156,28 +197,18 @@ func benchBind(_ path: String, _ block: Int, _ rounds: Int) {
 /// process's allocations grow by what one delivered change costs the client (run under a heap counter at two `n`
 /// and take the difference).
 func benchBindAllocations(_ path: String, _ n: Int) {
-    let client = blocking { try await BeaconClient.connect(to: BeaconAddress("unix:\(path)")) }
-    let sets = BindSets()
-    var scratch = sets.template
-    var replies = [UInt8](repeating: 0, count: 4096)
-    let writer = connectUnix(path)
-    sets.send(0, on: writer, scratch: &scratch)
-    skipFrame(writer, &replies)
-    let remote = client.property("bench.bind", as: Int.self, default: 0)
-    let local = Property(0)
-    let arrival = Arrival()
-    let observation = local.observeNext { arrival.arrived($0) }
+    var fixture = BindFixture(path)
+    let arrival = fixture.arrival
     arrival.expected.store(BindSets.stored(0), ordering: .releasing)
-    let binding = local <~ remote
+    let binding = fixture.local <~ fixture.remote
     _ = arrival.wait("the binding's first value")
     for value in 1...n {
         arrival.expected.store(BindSets.stored(value), ordering: .releasing)
-        sets.send(value, on: writer, scratch: &scratch)
+        fixture.send(value)
         _ = arrival.wait("a change")
-        skipFrame(writer, &replies)
+        fixture.skipReply()
     }
     binding.dispose()
-    observation.dispose()
-    client.close()
+    fixture.finish()
     result("bound changes delivered", "changes", Double(n))
 }
