@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "BeaconDaemon",
             dependencies: [
-                "BeaconProtocol", "BeaconSystemd", "CMalloc", "CSQLite",
+                "BeaconProtocol", "BeaconSystemd", "CMalloc", "CSQLite", "CSystemdShims",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,7 +1,9 @@
 #include "CSystemdShims.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -57,4 +59,41 @@ uint64_t beacon_monotonic_usec(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+}
+
+static int beacon_fill_signal_set(sigset_t *set, const int *signals, size_t count) {
+    sigemptyset(set);
+    for (size_t index = 0; index < count; index++) {
+        if (sigaddset(set, signals[index]) != 0) {
+            return -errno;
+        }
+    }
+    return 0;
+}
+
+int beacon_block_signals(const int *signals, size_t count) {
+    sigset_t set;
+    int result = beacon_fill_signal_set(&set, signals, count);
+    if (result != 0) {
+        return result;
+    }
+    return -pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+int beacon_signalfd(const int *signals, size_t count) {
+    sigset_t set;
+    int result = beacon_fill_signal_set(&set, signals, count);
+    if (result != 0) {
+        return result;
+    }
+    int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+size_t beacon_signalfd_record_size(void) { return sizeof(struct signalfd_siginfo); }
+
+int beacon_signalfd_record_signal(const void *record) {
+    struct signalfd_siginfo info;
+    memcpy(&info, record, sizeof(info));
+    return (int)info.ssi_signo;
 }

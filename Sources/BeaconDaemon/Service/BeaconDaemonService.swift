@@ -20,8 +20,9 @@ public final class BeaconDaemonService: Service, Sendable {
 
     public func run() async throws {
         let configuration = initialConfiguration
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let eventLoop = group.next()
+        // The loop that serves clients is the shared one; in `beacond` it is also Swift concurrency's executor,
+        // so the daemon runs on one thread besides the lifecycle bridge's.
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let store: PropertyStore
         let server: VarlinkServer<BeaconBus>
         do {
@@ -67,7 +68,6 @@ public final class BeaconDaemonService: Service, Sendable {
             }
         } catch {
             logger.critical("cannot start: \(error)")
-            try? await group.shutdownGracefully()
             throw error
         }
         state.withLock { $0 = (server, configuration) }
@@ -126,7 +126,6 @@ public final class BeaconDaemonService: Service, Sendable {
         } catch {
             logger.error("closing the store failed: \(error)")
         }
-        try? await group.shutdownGracefully()
         logger.info("stopped")
     }
 

@@ -17,7 +17,7 @@ public struct ReloadService: Service {
     }
 
     public func run() async throws {
-        let hangups = signalStream([SIGHUP])
+        let hangups = try await signalStream([SIGHUP])
         let daemon = self.daemon
         let load = self.load
         try? await cancelWhenGracefulShutdown {

@@ -1,4 +1,3 @@
-import Dispatch
 import Logging
 import Synchronization
 
@@ -92,40 +91,6 @@ func cancelWhenGracefulShutdown(_ operation: @escaping @Sendable () async throws
     }
 }
 
-/// Delivers signals as an asynchronous sequence; the signals are ignored (not acted on by their default action)
-/// from creation on.
-func signalStream(_ signals: [Int32]) -> AsyncStream<Int32> {
-    AsyncStream { continuation in
-        let sources = SignalSources()
-        for number in signals {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            sources.append(source)
-        }
-        continuation.onTermination = { _ in sources.cancel() }
-    }
-}
-
-/// Dispatch signal sources, cancelled together.
-private final class SignalSources: @unchecked Sendable {
-    // Guarded by `lock`.
-    private var sources: [any DispatchSourceSignal] = []
-    private let lock = Mutex(())
-
-    func append(_ source: any DispatchSourceSignal) {
-        lock.withLock { _ in sources.append(source) }
-    }
-
-    func cancel() {
-        lock.withLock { _ in
-            for source in sources { source.cancel() }
-            sources = []
-        }
-    }
-}
-
 /// Runs services together until SIGTERM or SIGINT starts a graceful shutdown; a service that throws cancels the
 /// others.
 struct ServiceRunner {
@@ -139,7 +104,7 @@ struct ServiceRunner {
 
     func run() async throws {
         let shutdown = GracefulShutdown()
-        let signals = signalStream([SIGTERM, SIGINT])
+        let signals = try await signalStream([SIGTERM, SIGINT])
         let signalTask = Task {
             for await number in signals {
                 logger.debug("shutting down on signal", metadata: ["signal": "\(number)"])

@@ -16,4 +16,18 @@ int beacon_write_all(int fd, const void *bytes, size_t length);
 /// CLOCK_MONOTONIC in microseconds, as systemd expects in MONOTONIC_USEC=.
 uint64_t beacon_monotonic_usec(void);
 
+/// Blocks `count` signals in the calling thread; threads it starts afterwards inherit the mask.
+/// Returns 0 on success, or a negative errno value.
+int beacon_block_signals(const int *signals, size_t count);
+
+/// Opens a non-blocking, close-on-exec signalfd for `count` signals (which the process should block).
+/// Returns the descriptor, or a negative errno value.
+int beacon_signalfd(const int *signals, size_t count);
+
+/// The size of one record read from a signalfd.
+size_t beacon_signalfd_record_size(void);
+
+/// The signal number of the record at `record` (`beacon_signalfd_record_size()` bytes).
+int beacon_signalfd_record_signal(const void *record);
+
 #endif
