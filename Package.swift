@@ -60,6 +60,7 @@ let package = Package(
         ),
         // glibc's malloc tuning: one arena from the start, and returning free memory.
         .target(name: "CMalloc"),
+        .target(name: "CConcurrencyHook"),
         .target(
             name: "BeaconDaemon",
             dependencies: [
@@ -73,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconDaemon", "BeaconProtocol", "BeaconSystemd", "CMalloc",
+                "BeaconDaemon", "BeaconProtocol", "BeaconSystemd", "CConcurrencyHook", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

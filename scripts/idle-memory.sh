@@ -141,18 +141,8 @@ PIDS+=("$DD")
 wait_socket "$WORK/dbus.sock"
 measure dbus-daemon dbus "$WORK/dbus.sock" "$DD"
 
-if [ -x "$ANCHORS/broker-ns.sh" ] || [ -f "$ANCHORS/broker-ns.sh" ]; then
-	if command -v dbus-broker-launch >/dev/null && gcc -O2 -o "$WORK/jsink" "$ANCHORS/jsink.c" 2>/dev/null; then
-		unshare -m sh "$ANCHORS/broker-ns.sh" "$WORK/broker.sock" "$WORK/jsink" "$WORK/broker.journal" \
-			"$WORK/jsink.pid" "$ANCHORS/bus.conf" >"$WORK/broker.log" 2>&1 &
-		BR=$!
-		PIDS+=("$BR")
-		wait_socket "$WORK/broker.sock"
-		# The launcher (BR, after its execs) starts the broker on the first connection.
-		python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$WORK/broker.sock"
-		BRK=
-		for _ in $(seq 100); do BRK=$(pgrep -P "$BR" -x dbus-broker || true); [ -n "$BRK" ] && break; sleep 0.05; done
-		[ -n "$BRK" ] || { echo "dbus-broker did not start: $(cat "$WORK/broker.log")" >&2; exit 1; }
-		measure dbus-broker dbus "$WORK/broker.sock" "$BRK" "$BR"
-	fi
+# shellcheck source=scripts/dbus-broker.sh
+. "$ROOT/scripts/dbus-broker.sh"
+if start_dbus_broker "$WORK" "$ANCHORS"; then
+	measure dbus-broker dbus "$BROKER_SOCKET" "$BROKER_PID" "$BROKER_LAUNCHER_PID"
 fi

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Idle wake-ups of beacond beside dbus-daemon, in one run: each daemon is started fresh with one idle client
+# Idle wake-ups of beacond beside dbus-daemon and dbus-broker (as scripts/dbus-broker.sh starts it, with its
+# launcher's threads counted; left out without it), in one run: each daemon is started fresh with one idle client
 # connected, left to settle, and the context switches of every one of its threads (voluntary and not, from
 # /proc/PID/task/*/status) are counted over SECONDS. A thread blocked in epoll or a futex switches only when it
 # wakes, so the count is the number of wake-ups. beacond runs with its lifecycle bridge off by default (with no
@@ -12,6 +13,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BEACOND=${1:-}
 SECONDS_IDLE=${2:-60}
+ANCHORS=${ANCHORS:-$(cd "$ROOT/../shared/anchors/bus" 2>/dev/null && pwd || true)}
 if [ -z "$BEACOND" ]; then
 	BEACOND=$("$ROOT/scripts/build-release.sh" beacond)/beacond
 fi
@@ -19,15 +21,19 @@ WORK=$(mktemp -d /tmp/idle-wakeups.XXXXXX)
 PIDS=()
 cleanup() {
 	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	[ -f "$WORK/jsink.pid" ] && kill "$(cat "$WORK/jsink.pid")" 2>/dev/null
 	wait 2>/dev/null || true
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-# switches PID: each thread's context switches so far, "TID COUNT" a line.
+# switches PID...: each thread's context switches so far, "TID COUNT" a line.
 switches() {
-	for task in /proc/"$1"/task/*; do
-		awk -v t="${task##*/}" '/ctxt_switches/ { n += $2 } END { print t, n + 0 }' "$task/status" 2>/dev/null || true
+	local pid task
+	for pid in "$@"; do
+		for task in /proc/"$pid"/task/*; do
+			awk -v t="${task##*/}" '/ctxt_switches/ { n += $2 } END { print t, n + 0 }' "$task/status" 2>/dev/null || true
+		done
 	done
 }
 # idle_client SOCKET [dbus]: holds one connection open, saying nothing (a D-Bus one after authenticating and Hello).
@@ -42,21 +48,23 @@ else:
 time.sleep(100000)' "$@" &
 	PIDS+=($!)
 }
-# measure NAME PID
+# measure NAME PID...: the threads of every PID together.
 measure() {
+	local name=$1
+	shift
 	sleep "${SETTLE:-2}"
-	switches "$2" >"$WORK/$1.before"
+	switches "$@" >"$WORK/$name.before"
 	sleep "$SECONDS_IDLE"
-	switches "$2" >"$WORK/$1.after"
+	switches "$@" >"$WORK/$name.after"
 	# A thread that came meanwhile counts all its switches; one that went, one (at least its last wake-up).
-	awk -v n="$1" -v s="$SECONDS_IDLE" '
+	awk -v n="$name" -v s="$SECONDS_IDLE" '
 		FNR == NR { before[$1] = $2; next }
 		{ d += $2 - ($1 in before ? before[$1] : 0); seen[$1] = 1; threads++ }
 		END {
 			for (t in before) if (!(t in seen)) { d++; gone++ }
 			printf "RESULT|%s|idle wake-ups per second, all threads (%d now, %d ended), %d s|1/s|%.3f\n", n, threads, gone, s, d / s
 			printf "RESULT|%s|idle wake-ups in %d s|count|%d\n", n, s, d
-		}' "$WORK/$1.before" "$WORK/$1.after"
+		}' "$WORK/$name.before" "$WORK/$name.after"
 }
 
 mkdir -m 700 "$WORK/run" "$WORK/state" "$WORK/config"
@@ -111,7 +119,15 @@ for _ in $(seq 100); do [ -S "$WORK/dbus.sock" ] && break; sleep 0.05; done
 idle_client "$WORK/dbus.sock" dbus
 measure dbus-daemon "$DD" &
 M2=$!
-wait "$M1" "$M2"
+M3=
+# shellcheck source=scripts/dbus-broker.sh
+. "$ROOT/scripts/dbus-broker.sh"
+if start_dbus_broker "$WORK" "$ANCHORS"; then
+	idle_client "$BROKER_SOCKET" dbus
+	measure dbus-broker "$BROKER_PID" "$BROKER_LAUNCHER_PID" &
+	M3=$!
+fi
+wait "$M1" "$M2" $M3
 if [ -n "${WATCHDOG:-}" ]; then
 	echo "RESULT|beacond|watchdog notifications since start (WATCHDOG_USEC=${WATCHDOG} s)|count|$(cat "$WORK/pings" 2>/dev/null || echo 0)"
 fi

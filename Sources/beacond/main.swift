@@ -21,7 +21,7 @@ blockDaemonSignals()
 // Swift concurrency's jobs run on one NIO event loop rather than libdispatch's worker pool, whose monitor wakes
 // the process every second once the pool has been used. With it, an idle daemon wakes only for its own timers.
 NIOSingletons.groupLoopCountSuggestion = 1
-NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+let executorInstalled = EventLoopExecutor.install()
 
 let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
@@ -37,7 +37,7 @@ if arguments.contains("--version") {
 /// (Asynchronous top-level code would resume on the main actor, whose queue libdispatch drains with its own
 /// worker threads and their once-a-second monitor.)
 enum Program {
-    static func run(arguments: [String]) async -> Int32 {
+    static func run(arguments: [String], executorInstalled: Bool) async -> Int32 {
         let load: @Sendable () async throws -> DaemonConfiguration = {
             try await BeaconDaemon.loadConfiguration(arguments: arguments)
         }
@@ -56,6 +56,10 @@ enum Program {
             return handler
         }
         let logger = Logger(label: "beacond")
+        if !executorInstalled {
+            logger.notice(
+                "Swift concurrency runs on libdispatch's worker pool, which wakes an idle daemon every second")
+        }
         // Files and sockets the daemon creates are private to its user.
         umask(0o077)
         raiseFileLimit(logger: logger)
@@ -73,8 +77,8 @@ enum Program {
     }
 }
 
-Task.detached {
-    exit(await Program.run(arguments: arguments))
+Task.detached { [executorInstalled] in
+    exit(await Program.run(arguments: arguments, executorInstalled: executorInstalled))
 }
 // The daemon's signals are blocked and nothing installs a handler, so the main thread sleeps here until exit().
 while true { pause() }

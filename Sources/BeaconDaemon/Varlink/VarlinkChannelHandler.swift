@@ -32,6 +32,8 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
     private var frameTimer: Scheduled<Void>?
     /// The peer does not take its output: its calls wait, unread, until the output drains.
     @exclusivity(unchecked) private var pausedForOutput = false
+    /// Waiting for the deferred reply of a call (``VarlinkConnection/deferReply()``).
+    @exclusivity(unchecked) private var pausedForReply = false
     @exclusivity(unchecked) private var context: ChannelHandlerContext?
 
     init(port: VarlinkServerPort, credentials: PeerCredentials?) {
@@ -87,6 +89,7 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
     package func channelInactive(context: ChannelHandlerContext) {
         endReadBurst()
         pausedForOutput = false
+        pausedForReply = false
         releaseInput()
         chargeOutput(held: false)
         frameTimer?.cancel()
@@ -156,7 +159,7 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         let writable = context.channel.isWritable
         chargeOutput(held: !writable)
         // A peer that does not read its replies is not read from either.
-        context.channel.setOption(.autoRead, value: writable && !pausedForOutput).whenFailure { _ in }
+        context.channel.setOption(.autoRead, value: writable && !pausedForOutput && !pausedForReply).whenFailure { _ in }
         if writable, let endpoint {
             endpoint.becameWritable()
             if pausedForOutput { resumeAfterOutput() }
@@ -178,7 +181,25 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         pausedForOutput = false
         connection.onDrained = nil
         processPending()
-        if !pausedForOutput && context.channel.isWritable {
+        if !pausedForOutput && !pausedForReply && context.channel.isWritable {
+            context.channel.setOption(.autoRead, value: true).whenFailure { _ in }
+        }
+    }
+
+    /// Stops handling this connection's calls until the reply of the call it is waiting on is sent (a Set that a
+    /// provider answers): the calls already read wait in `pending`, and no more are read.
+    private func pauseForDeferredReply(_ connection: VarlinkConnection) {
+        guard !pausedForReply else { return }
+        pausedForReply = true
+        context?.channel.setOption(.autoRead, value: false).whenFailure { _ in }
+        connection.onDeferredReplySent = { [weak self] in self?.resumeAfterDeferredReply() }
+    }
+
+    private func resumeAfterDeferredReply() {
+        guard pausedForReply, let context, let connection, !connection.isClosed else { return }
+        pausedForReply = false
+        processPending()
+        if !pausedForReply && !pausedForOutput && context.channel.isWritable {
             context.channel.setOption(.autoRead, value: true).whenFailure { _ in }
         }
     }
@@ -272,6 +293,10 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         scanner.maxFrameSize = maxMessageSize
         let budget = port.limits.maxQueuedBytes
         while !connection.isClosing, var buffer = pending {
+            if connection.awaitsDeferredReply {
+                pauseForDeferredReply(connection)
+                return
+            }
             if connection.isBackedUp(budget: budget) {
                 pauseForOutput(connection)
                 return

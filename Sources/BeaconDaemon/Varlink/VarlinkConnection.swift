@@ -105,6 +105,33 @@ package final class VarlinkConnection {
     /// stopped reading because the connection was backed up.
     var onDrained: (() -> Void)?
 
+    /// The current call is answered later (``deferReply()``): until ``sendDeferredReply(_:)``, no further call of
+    /// the connection is handled, so that replies keep the order of the calls.
+    @exclusivity(unchecked) package private(set) var awaitsDeferredReply = false
+    /// Called once, on the event loop, when the deferred reply was sent; set by the reader that stopped for it.
+    var onDeferredReplySent: (() -> Void)?
+
+    /// Answers the current call later, with ``sendDeferredReply(_:)``. Does nothing for a oneway call, which expects
+    /// no reply. The call no longer counts among this tick's replies (``failCallsOfThisTick(with:)``).
+    package func deferReply() {
+        guard !discardsReplies, !isClosed else { return }
+        tickCalls -= 1
+        awaitsDeferredReply = true
+    }
+
+    /// Sends the reply of the call answered with ``deferReply()`` (complete encoded messages, as with
+    /// ``sendEncoded(_:)``), then lets the connection's further calls be handled.
+    package func sendDeferredReply(_ body: (inout [UInt8]) -> Void) {
+        guard awaitsDeferredReply else { return }
+        awaitsDeferredReply = false
+        discardsReplies = false
+        sendEncoded(body)
+        if let resume = onDeferredReplySent {
+            onDeferredReplySent = nil
+            resume()
+        }
+    }
+
     /// Sends a reply with `parameters`. A reply without `continues` ends a stream begun with ``beginStream()``.
     package func reply(_ parameters: [String: JSONValue], continues: Bool = false) {
         guard !discardsReplies else { return }
