@@ -115,6 +115,12 @@ extension BeaconBus {
         let index = table.entries.index(forKey: name)
         var rule = SettingsOverlay.Rule.unknown
         if hasSettings { rule = try checkSet(name, encoded, at: index) }
+        if !providers.isEmpty,
+            try forwardToProvider(
+                method: "Set", key: name, value: encoded, ifVersion: ifVersion, ephemeral: ephemeral, client: client)
+        {
+            return
+        }
         if let ifVersion {
             let actual = index.map { table.entries.values[$0].version } ?? 0
             guard actual == ifVersion else {
@@ -149,6 +155,12 @@ extension BeaconBus {
         _ = try parseKey(name)
         guard !Self.isReserved(name) else { throw BusError.readOnly(name) }
         if hasSettings { try checkUnset(name) }
+        if !providers.isEmpty,
+            try forwardToProvider(
+                method: "Unset", key: name, value: nil, ifVersion: ifVersion, ephemeral: false, client: client)
+        {
+            return
+        }
         guard let entry = table.entries[name] else {
             if let ifVersion, ifVersion != 0 {
                 throw BusError.versionMismatch(name, expected: ifVersion, actual: 0)

@@ -67,6 +67,8 @@ package final class BeaconBus: VarlinkService {
     @exclusivity(unchecked) private(set) var hasSettings = false
     /// The version of the last change of each key that the settings made, for `since` replays.
     var overlayVersions: [String: Int64] = [:]
+    /// Subtrees whose writes a client decides (io.beacon.Providers).
+    let providers = ProviderRegistry()
     /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
     @exclusivity(unchecked) private var endOfTickRequested = false
 
@@ -171,6 +173,7 @@ package final class BeaconBus: VarlinkService {
         clients.removeValue(forKey: connection.id)
         endStream(of: client)
         deleteEphemeral(of: connection.id, origin: client.origin)
+        if !providers.isEmpty { providerConnectionClosed(client) }
         if registrations.removeValue(forKey: connection.id) != nil { rebuildSettings() }
         reportStatusIfChanged()
     }

@@ -51,6 +51,15 @@ enum BusMethods {
         "io.beacon.Settings.Load": Method { bus, parameters, client throws(VarlinkError) in
             try bus.load(parameters, client: client)
         },
+        "io.beacon.Providers.Provide": Method(streams: true) { bus, parameters, client throws(VarlinkError) in
+            try bus.provide(parameters, client: client)
+        },
+        "io.beacon.Providers.Answer": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.answer(parameters, client: client)
+        },
+        "io.beacon.Providers.Publish": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.publish(parameters, client: client)
+        },
         "io.beacon.Suspend": Method { bus, _, client in bus.suspend(client: client) },
         "io.beacon.Resume": Method { bus, _, client throws(VarlinkError) in try bus.resume(client: client) },
         "io.beacon.Daemon.Status": Method { bus, _, client in bus.replyStatus(to: client) },

@@ -32,6 +32,18 @@ struct CallParameters {
     /// How many parameters the call has.
     var count: Int { inPlace ? view.parameterCount : values.count }
 
+    /// A parameter of any type, or `nil` when it is absent or `null`.
+    func optionalValue(_ name: StaticString) -> JSONValue? {
+        let value = parsed(name)
+        return value == .null ? nil : value
+    }
+
+    /// An array parameter's elements.
+    func array(_ name: StaticString) throws(VarlinkError) -> [JSONValue] {
+        guard case .array(let elements)? = parsed(name) else { throw .invalidParameter(name.description) }
+        return elements
+    }
+
     /// An object parameter's members.
     func object(_ name: StaticString) throws(VarlinkError) -> [String: JSONValue] {
         guard case .object(let members)? = parsed(name) else { throw .invalidParameter(name.description) }

@@ -12,13 +12,16 @@ public struct Origin: Sendable, Hashable {
     public let pid: Int32
     /// The process name from `/proc/PID/comm`, when it could be read.
     public let command: String?
-    /// `{"uid":…,"pid":…,"command":…}`, encoded once.
+    /// The machine the change was made on, for a change a provider published from elsewhere.
+    public let machine: String?
+    /// `{"uid":…,"pid":…,"command":…,"machine":…}`, encoded once.
     private let encoded: [UInt8]
 
-    public init(uid: UInt32, pid: Int32, command: String?) {
+    public init(uid: UInt32, pid: Int32, command: String?, machine: String? = nil) {
         self.uid = uid
         self.pid = pid
         self.command = command
+        self.machine = machine
         var encoded: [UInt8] = []
         JSONWriter.appendASCII("{\"uid\":", to: &encoded)
         JSONWriter.appendInt(Int64(uid), to: &encoded)
@@ -27,6 +30,10 @@ public struct Origin: Sendable, Hashable {
         if let command {
             JSONWriter.appendASCII(",\"command\":", to: &encoded)
             JSONWriter.appendString(command, to: &encoded)
+        }
+        if let machine {
+            JSONWriter.appendASCII(",\"machine\":", to: &encoded)
+            JSONWriter.appendString(machine, to: &encoded)
         }
         encoded.append(UInt8(ascii: "}"))
         self.encoded = encoded

@@ -159,47 +159,49 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         let writable = context.channel.isWritable
         chargeOutput(held: !writable)
         // A peer that does not read its replies is not read from either.
-        context.channel.setOption(.autoRead, value: writable && !pausedForOutput && !pausedForReply).whenFailure { _ in }
+        let reading = writable && !pausedForOutput && !pausedForReply
+        context.channel.setOption(.autoRead, value: reading).whenFailure { _ in }
         if writable, let endpoint {
             endpoint.becameWritable()
-            if pausedForOutput { resumeAfterOutput() }
+            if pausedForOutput { resume(after: .output) }
         }
         context.fireChannelWritabilityChanged()
     }
 
-    /// Stops handling this connection's calls until its output drains: the calls already read wait in `pending`,
-    /// and no more are read.
-    private func pauseForOutput(_ connection: VarlinkConnection) {
-        guard !pausedForOutput else { return }
-        pausedForOutput = true
-        context?.channel.setOption(.autoRead, value: false).whenFailure { _ in }
-        connection.onDrained = { [weak self] in self?.resumeAfterOutput() }
+    /// Why the connection's calls wait, unread: its output must drain, or a call waits for its deferred reply.
+    private enum Pause {
+        case output
+        case reply
     }
 
-    private func resumeAfterOutput() {
-        guard pausedForOutput, let context, let connection, !connection.isClosed else { return }
-        pausedForOutput = false
-        connection.onDrained = nil
+    /// Stops handling this connection's calls until `reason` passes: the calls already read wait in `pending`,
+    /// and no more are read.
+    private func pause(for reason: Pause, _ connection: VarlinkConnection) {
+        switch reason {
+        case .output:
+            guard !pausedForOutput else { return }
+            pausedForOutput = true
+            connection.onDrained = { [weak self] in self?.resume(after: .output) }
+        case .reply:
+            guard !pausedForReply else { return }
+            pausedForReply = true
+            connection.onDeferredReplySent = { [weak self] in self?.resume(after: .reply) }
+        }
+        context?.channel.setOption(.autoRead, value: false).whenFailure { _ in }
+    }
+
+    private func resume(after reason: Pause) {
+        guard reason == .output ? pausedForOutput : pausedForReply else { return }
+        guard let context, let connection, !connection.isClosed else { return }
+        switch reason {
+        case .output:
+            pausedForOutput = false
+            connection.onDrained = nil
+        case .reply:
+            pausedForReply = false
+        }
         processPending()
         if !pausedForOutput && !pausedForReply && context.channel.isWritable {
-            context.channel.setOption(.autoRead, value: true).whenFailure { _ in }
-        }
-    }
-
-    /// Stops handling this connection's calls until the reply of the call it is waiting on is sent (a Set that a
-    /// provider answers): the calls already read wait in `pending`, and no more are read.
-    private func pauseForDeferredReply(_ connection: VarlinkConnection) {
-        guard !pausedForReply else { return }
-        pausedForReply = true
-        context?.channel.setOption(.autoRead, value: false).whenFailure { _ in }
-        connection.onDeferredReplySent = { [weak self] in self?.resumeAfterDeferredReply() }
-    }
-
-    private func resumeAfterDeferredReply() {
-        guard pausedForReply, let context, let connection, !connection.isClosed else { return }
-        pausedForReply = false
-        processPending()
-        if !pausedForReply && !pausedForOutput && context.channel.isWritable {
             context.channel.setOption(.autoRead, value: true).whenFailure { _ in }
         }
     }
@@ -294,11 +296,11 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         let budget = port.limits.maxQueuedBytes
         while !connection.isClosing, var buffer = pending {
             if connection.awaitsDeferredReply {
-                pauseForDeferredReply(connection)
+                pause(for: .reply, connection)
                 return
             }
             if connection.isBackedUp(budget: budget) {
-                pauseForOutput(connection)
+                pause(for: .output, connection)
                 return
             }
             let readable = buffer.readableBytes

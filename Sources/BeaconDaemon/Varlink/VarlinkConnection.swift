@@ -125,6 +125,9 @@ package final class VarlinkConnection {
         guard awaitsDeferredReply else { return }
         awaitsDeferredReply = false
         discardsReplies = false
+        // Counted among this tick's replies: a failed commit of the tick answers it with the error instead.
+        if tickCalls == 0 { tickReplyStart = output.count }
+        tickCalls += 1
         sendEncoded(body)
         if let resume = onDeferredReplySent {
             onDeferredReplySent = nil

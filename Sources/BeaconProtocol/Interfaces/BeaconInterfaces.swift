@@ -82,12 +82,15 @@ public enum BeaconInterfaces {
         # counts as absent (0).
         interface io.beacon.Properties
 
-        # The credentials of the connection that made a change (SO_PEERCRED).
+        # The credentials of the connection that made a change (SO_PEERCRED). For a key of a subtree that
+        # a provider serves (io.beacon.Providers), a change made on another machine names that machine, with
+        # the credentials of the caller there.
         type Origin (
             uid: int,
             pid: int,
             # Process name from /proc/PID/comm; absent when it could not be read.
-            command: ?string
+            command: ?string,
+            machine: ?string
         )
 
         # The lockdown rule that locks a key.
@@ -545,6 +548,104 @@ public enum BeaconInterfaces {
         error Unavailable (reason: string)
         """
 
+    /// `io.beacon.Providers`: subtrees of properties whose writes a client decides.
+    public static let providers = """
+        # Providers: a client that registers as the provider of a subtree of keys ("fleet.**") decides the
+        # Sets and Unsets of its keys and publishes their values. beacon-fleet is one: it mirrors a subtree
+        # to etcd. To every other client a provided key is a property like any other: Get, List and Watch
+        # answer from the daemon at once, and a Set or Unset is forwarded to the provider and answered with
+        # the provider's answer once it comes; later calls on the same connection wait for it.
+        #
+        # Versions. A provided key's versions are the daemon's, like any key's: the daemon gives one to each
+        # change the provider publishes. The provider gives each change its own version as well
+        # (providerVersion; for beacon-fleet the etcd revision that made it). A Set or Unset with ifVersion is
+        # first checked by the daemon against the key's current version (VersionMismatch when it differs);
+        # when it matches, the provider gets the providerVersion of the key's current value in
+        # ifProviderVersion (0: the key must not exist) and decides the compare-and-set where the value
+        # lives. So of many daemons sharing a subtree through providers, exactly one wins a race for a key.
+        #
+        # A published change older than the key's last one (a lower providerVersion) is ignored, and one of
+        # the value the key already has changes nothing: watchers see only what changed.
+        # When the provider's connection closes, the values stay, and Sets and Unsets of the subtree fail with
+        # ProviderUnavailable until a provider registers it again.
+        interface io.beacon.Providers
+
+        # Who made a change: the caller on this machine, or, for a change published from elsewhere, the
+        # caller on the machine named machine.
+        type Origin (
+            uid: int,
+            pid: int,
+            command: ?string,
+            machine: ?string
+        )
+
+        # A Set or Unset forwarded to the provider.
+        type Request (
+            # Answer it with this id.
+            id: int,
+            # "Set" or "Unset".
+            method: string,
+            key: string,
+            # The value of a Set.
+            value: ?object,
+            # Present when the caller gave ifVersion: the providerVersion of the key's current value, 0 when
+            # it has none.
+            ifProviderVersion: ?int,
+            # The caller asked for an ephemeral Set: the value goes away when this daemon's client closes, or
+            # when the provider's own presence ends. The daemon sends an Unset, with no caller, when the
+            # client closes.
+            ephemeral: ?bool,
+            # False for an Unset that no caller waits for (the ephemeral owner went away).
+            answered: bool,
+            origin: Origin
+        )
+
+        # A change of a provided key.
+        type Change (
+            key: string,
+            # The new value; absent for a deletion.
+            value: ?object,
+            providerVersion: int,
+            # Where the change was made; the provider's own credentials when absent.
+            origin: ?Origin
+        )
+
+        # Registers this connection as the provider of the subtrees in patterns, each a key followed by
+        # ".**". Requires "more": true. The first reply carries provider, the number that Answer and
+        # Publish name, and no requests; every later reply carries requests, in the order of the calls.
+        # Publish with resync true right after registering: the daemon has not kept the providerVersions of
+        # an earlier provider.
+        method Provide(patterns: []string) -> (provider: int, requests: []Request)
+
+        # Answers request id of provider, from any connection of the provider's user. With change, the
+        # change is applied as Publish would and the caller gets the version it took (or the key's current
+        # one when the change was older or equal); with error, the caller gets that error (a qualified
+        # name such as io.beacon.Providers.ProviderUnavailable or io.beacon.Properties.VersionMismatch)
+        # with errorParameters.
+        method Answer(
+            provider: int,
+            id: int,
+            change: ?Change,
+            error: ?string,
+            errorParameters: ?object
+        ) -> ()
+
+        # Applies changes of the provider's keys in order, and returns the daemon's version after them. With
+        # resync, changes hold every key of the provider's subtrees: the others are deleted.
+        method Publish(provider: int, changes: []Change, resync: ?bool) -> (version: int)
+
+        # No provider is connected for the key's subtree, or the provider cannot reach where the values live
+        # (reason says which). Reads still answer the last values.
+        error ProviderUnavailable (key: string, reason: string)
+
+        # Another provider has a subtree that overlaps pattern.
+        error ProviderConflict (pattern: string)
+
+        # provider is not a registered provider of this user, or the key lies outside its subtrees, or the
+        # request id is not pending.
+        error NotProvider (provider: int, reason: string)
+        """
+
     /// Every Beacon interface description, by name. `org.varlink.service` is described by the varlink layer.
     public static let all: [(name: String, description: String)] = [
         ("io.beacon", common),
@@ -553,5 +654,6 @@ public enum BeaconInterfaces {
         ("io.beacon.Settings", settings),
         ("io.beacon.Daemon", daemon),
         ("io.beacon.Lifecycle", lifecycle),
+        ("io.beacon.Providers", providers),
     ]
 }

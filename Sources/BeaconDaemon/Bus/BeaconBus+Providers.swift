@@ -1,0 +1,338 @@
+import BeaconProtocol
+
+/// The subtrees whose Sets and Unsets a client decides (`io.beacon.Providers`), and the requests forwarded to
+/// their providers that wait for an answer.
+final class ProviderRegistry {
+    /// A registered provider: its Provide call's connection, and the roots of its subtrees.
+    struct Provider {
+        let client: BusClient
+        let roots: [String]
+    }
+
+    /// A forwarded Set or Unset.
+    struct Request {
+        let provider: Int
+        /// The connection that waits for the answer; `nil` when none does.
+        let caller: BusClient?
+        let key: String
+        /// The caller asked for an ephemeral Set.
+        let ephemeral: Bool
+    }
+
+    /// By the connection id of their Provide call.
+    var providers: [Int: Provider] = [:]
+    /// Subtrees whose provider went away, with why: their writes fail until a provider registers them again.
+    var orphans: [String: String] = [:]
+    var requests: [Int64: Request] = [:]
+    var nextRequest: Int64 = 1
+    /// The providerVersion of each provided key's current value or deletion.
+    var providerVersions: [String: Int64] = [:]
+    /// The provided keys each connection set as ephemeral, which go when it closes.
+    var ephemeralKeys: [Int: Set<String>] = [:]
+
+    /// Whether no subtree is provided or orphaned: what Set and Unset check, and all they pay, without providers.
+    var isEmpty: Bool { providers.isEmpty && orphans.isEmpty }
+
+    static func contains(_ root: String, _ key: String) -> Bool {
+        key.utf8.count > root.utf8.count + 1 && key.hasPrefix(root)
+            && key.utf8[key.utf8.index(key.utf8.startIndex, offsetBy: root.utf8.count)] == UInt8(ascii: ".")
+    }
+
+    static func overlap(_ a: String, _ b: String) -> Bool {
+        a == b || contains(a, b) || contains(b, a)
+    }
+
+    /// The provider of `key`, or the reason its subtree has none.
+    func claim(of key: String) -> Result<(id: Int, provider: Provider), ProviderMissing>? {
+        for (id, provider) in providers where provider.roots.contains(where: { Self.contains($0, key) }) {
+            return .success((id, provider))
+        }
+        for (root, reason) in orphans where Self.contains(root, key) {
+            return .failure(ProviderMissing(reason: reason))
+        }
+        return nil
+    }
+
+    struct ProviderMissing: Error {
+        var reason: String
+    }
+}
+
+extension BusError {
+    static func providerUnavailable(_ key: String, reason: String) -> VarlinkError {
+        VarlinkError(
+            name: "io.beacon.Providers.ProviderUnavailable",
+            parameters: ["key": .string(key), "reason": .string(reason)])
+    }
+
+    static func providerConflict(_ pattern: String) -> VarlinkError {
+        VarlinkError(name: "io.beacon.Providers.ProviderConflict", parameters: ["pattern": .string(pattern)])
+    }
+
+    static func notProvider(_ provider: Int64, reason: String) -> VarlinkError {
+        VarlinkError(
+            name: "io.beacon.Providers.NotProvider",
+            parameters: ["provider": .int(provider), "reason": .string(reason)])
+    }
+}
+
+extension BeaconBus {
+    // MARK: Forwarding
+
+    /// Forwards a Set or Unset of a provided key to its provider, and answers the call when the provider does;
+    /// returns false when no provider claims the key. `current` is the key's version, checked against
+    /// `ifVersion` here.
+    func forwardToProvider(
+        method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, client: BusClient
+    ) throws(VarlinkError) -> Bool {
+        guard let claim = providers.claim(of: key) else { return false }
+        let provider: (id: Int, provider: ProviderRegistry.Provider)
+        switch claim {
+        case .success(let found): provider = found
+        case .failure(let missing): throw BusError.providerUnavailable(key, reason: missing.reason)
+        }
+        var ifProviderVersion: Int64?
+        if let ifVersion {
+            let actual = table.entries[key]?.version ?? 0
+            guard actual == ifVersion else { throw BusError.versionMismatch(key, expected: ifVersion, actual: actual) }
+            if actual == 0 {
+                ifProviderVersion = 0
+            } else if let known = providers.providerVersions[key] {
+                ifProviderVersion = known
+            } else {
+                throw BusError.providerUnavailable(key, reason: "the provider has not published this key yet")
+            }
+        }
+        client.connection.deferReply()
+        let waits = client.connection.awaitsDeferredReply
+        sendRequest(
+            to: provider.id, provider.provider, method: method, key: key, value: value,
+            ifProviderVersion: ifProviderVersion, ephemeral: ephemeral, caller: waits ? client : nil,
+            origin: client.origin)
+        if ephemeral, method == "Set" {
+            providers.ephemeralKeys[client.connection.id, default: []].insert(key)
+        }
+        return true
+    }
+
+    private func sendRequest(
+        to id: Int, _ provider: ProviderRegistry.Provider, method: String, key: String, value: [UInt8]?,
+        ifProviderVersion: Int64?, ephemeral: Bool, caller: BusClient?, origin: Origin
+    ) {
+        let number = providers.nextRequest
+        providers.nextRequest += 1
+        providers.requests[number] = ProviderRegistry.Request(
+            provider: id, caller: caller, key: key, ephemeral: ephemeral)
+        provider.client.connection.sendEncoded { buffer in
+            JSONWriter.appendASCII("{\"parameters\":{\"requests\":[{\"id\":", to: &buffer)
+            JSONWriter.appendInt(number, to: &buffer)
+            JSONWriter.appendASCII(",\"method\":", to: &buffer)
+            JSONWriter.appendString(method, to: &buffer)
+            JSONWriter.appendASCII(",\"key\":", to: &buffer)
+            JSONWriter.appendString(key, to: &buffer)
+            if let value {
+                JSONWriter.appendASCII(",\"value\":", to: &buffer)
+                buffer.append(contentsOf: value)
+            }
+            if let ifProviderVersion {
+                JSONWriter.appendASCII(",\"ifProviderVersion\":", to: &buffer)
+                JSONWriter.appendInt(ifProviderVersion, to: &buffer)
+            }
+            if ephemeral { JSONWriter.appendASCII(",\"ephemeral\":true", to: &buffer) }
+            JSONWriter.appendASCII(caller == nil ? ",\"answered\":false" : ",\"answered\":true", to: &buffer)
+            JSONWriter.appendASCII(",\"origin\":", to: &buffer)
+            origin.encode(into: &buffer)
+            JSONWriter.appendASCII("}]},\"continues\":true}", to: &buffer)
+            buffer.append(0)
+        }
+    }
+
+    /// A connection closed: a provider's subtrees become orphans and its callers get ProviderUnavailable; a
+    /// caller's ephemeral provided keys are unset through their provider.
+    func providerConnectionClosed(_ client: BusClient) {
+        let id = client.connection.id
+        if let keys = providers.ephemeralKeys.removeValue(forKey: id) {
+            for key in keys.sorted() {
+                guard case .success(let claim)? = providers.claim(of: key) else { continue }
+                sendRequest(
+                    to: claim.id, claim.provider, method: "Unset", key: key, value: nil, ifProviderVersion: nil,
+                    ephemeral: false, caller: nil, origin: client.origin)
+            }
+        }
+        guard let provider = providers.providers.removeValue(forKey: id) else { return }
+        let reason = "the provider (pid \(client.origin.pid)) disconnected"
+        for root in provider.roots { providers.orphans[root] = reason }
+        for (number, request) in providers.requests where request.provider == id {
+            providers.requests.removeValue(forKey: number)
+            let error = BusError.providerUnavailable(request.key, reason: reason)
+            request.caller?.connection.sendDeferredReply { VarlinkReply(error: error).encode(into: &$0) }
+        }
+        for root in provider.roots {
+            for key in providers.providerVersions.keys where ProviderRegistry.contains(root, key) {
+                providers.providerVersions.removeValue(forKey: key)
+            }
+        }
+        logger.notice(
+            "a provider disconnected; writes of its subtrees fail until one registers them again",
+            metadata: ["subtrees": "\(provider.roots.map { $0 + ".**" })", "pid": "\(client.origin.pid)"])
+    }
+
+    // MARK: Methods
+
+    func provide(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+        let patterns = try parsePatterns(try parameters.stringArray("patterns"), interface: "io.beacon.Providers")
+        var roots: [String] = []
+        for pattern in patterns {
+            let text = pattern.rawValue
+            guard text.hasSuffix(".**"), !text.dropLast(3).contains("*") else {
+                throw BusError.invalidPattern(
+                    "io.beacon.Providers", text, reason: "a provider's pattern is a key followed by .**")
+            }
+            let root = String(text.dropLast(3))
+            guard !Self.isReserved(root + ".x") else { throw BusError.readOnly(root) }
+            guard !roots.contains(where: { ProviderRegistry.overlap($0, root) }) else {
+                throw BusError.providerConflict(text)
+            }
+            roots.append(root)
+        }
+        guard !roots.isEmpty else { throw .invalidParameter("patterns") }
+        guard providers.providers[client.connection.id] == nil else {
+            throw BusError.providerConflict(roots[0] + ".**")
+        }
+        for (_, other) in providers.providers {
+            if let clash = roots.first(where: { root in other.roots.contains { ProviderRegistry.overlap($0, root) } }) {
+                throw BusError.providerConflict(clash + ".**")
+            }
+        }
+        for orphan in providers.orphans.keys where roots.contains(where: { ProviderRegistry.overlap($0, orphan) }) {
+            providers.orphans.removeValue(forKey: orphan)
+        }
+        providers.providers[client.connection.id] = ProviderRegistry.Provider(client: client, roots: roots)
+        let id = Int64(client.connection.id)
+        client.connection.sendEncoded { buffer in
+            JSONWriter.appendASCII("{\"parameters\":{\"provider\":", to: &buffer)
+            JSONWriter.appendInt(id, to: &buffer)
+            JSONWriter.appendASCII(",\"requests\":[]},\"continues\":true}", to: &buffer)
+            buffer.append(0)
+        }
+        client.connection.beginStream()
+        logger.info(
+            "provider registered",
+            metadata: ["subtrees": "\(roots.map { $0 + ".**" })", "pid": "\(client.origin.pid)"])
+    }
+
+    /// The provider that `parameters` names, when it belongs to `client`'s user.
+    private func namedProvider(
+        _ parameters: CallParameters, client: BusClient
+    ) throws(VarlinkError) -> (id: Int, provider: ProviderRegistry.Provider) {
+        guard let number = try parameters.optionalInt("provider") else { throw .invalidParameter("provider") }
+        guard let provider = providers.providers[Int(truncatingIfNeeded: number)],
+            provider.client.origin.uid == client.origin.uid
+        else { throw BusError.notProvider(number, reason: "no such provider of this user") }
+        return (Int(truncatingIfNeeded: number), provider)
+    }
+
+    func answer(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+        let (id, provider) = try namedProvider(parameters, client: client)
+        guard let number = try parameters.optionalInt("id") else { throw .invalidParameter("id") }
+        guard let request = providers.requests[number], request.provider == id else {
+            throw BusError.notProvider(Int64(id), reason: "request \(number) is not pending")
+        }
+        if let error = try parameters.optionalString("error") {
+            guard VarlinkNames.isValidQualifiedMemberName(error) else { throw .invalidParameter("error") }
+            var errorParameters: [String: JSONValue] = [:]
+            if case .object(let members)? = parameters.optionalValue("errorParameters") { errorParameters = members }
+            let reply = VarlinkError(name: error, parameters: errorParameters)
+            providers.requests.removeValue(forKey: number)
+            if request.ephemeral { providers.ephemeralKeys[request.caller?.connection.id ?? -1]?.remove(request.key) }
+            request.caller?.connection.sendDeferredReply { VarlinkReply(error: reply).encode(into: &$0) }
+        } else {
+            guard let change = parameters.optionalValue("change") else { throw .invalidParameter("change") }
+            let published = try parsePublished(change, provider: provider)
+            guard published.key == request.key else {
+                throw BusError.notProvider(Int64(id), reason: "the change is of another key than request \(number)")
+            }
+            providers.requests.removeValue(forKey: number)
+            let version = applyPublished(published)
+            request.caller?.connection.sendDeferredReply { buffer in
+                JSONWriter.appendASCII("{\"parameters\":{\"version\":", to: &buffer)
+                JSONWriter.appendInt(version, to: &buffer)
+                JSONWriter.appendASCII("}}", to: &buffer)
+                buffer.append(0)
+            }
+        }
+        client.connection.reply([:])
+    }
+
+    func publish(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+        let (_, provider) = try namedProvider(parameters, client: client)
+        let elements = try parameters.array("changes")
+        let resync = try parameters.bool("resync", default: false)
+        var changes: [PublishedChange] = []
+        changes.reserveCapacity(elements.count)
+        for element in elements { changes.append(try parsePublished(element, provider: provider)) }
+        for change in changes { _ = applyPublished(change) }
+        if resync {
+            let published = Set(changes.map(\.key))
+            for root in provider.roots {
+                guard let prefix = try? PropertyKey(root, limits: limits.keyLimits) else { continue }
+                for key in table.keys(below: prefix) where key.rawValue != root && !published.contains(key.rawValue) {
+                    delete(key.rawValue, origin: provider.client.origin)
+                    providers.providerVersions.removeValue(forKey: key.rawValue)
+                }
+            }
+        }
+        client.connection.reply("version", integer: table.version)
+    }
+
+    struct PublishedChange {
+        var key: String
+        var value: [UInt8]?
+        var providerVersion: Int64
+        var origin: Origin
+    }
+
+    private func parsePublished(
+        _ change: JSONValue, provider: ProviderRegistry.Provider
+    ) throws(VarlinkError) -> PublishedChange {
+        guard case .object(let members) = change, case .string(let name)? = members["key"],
+            case .int(let providerVersion)? = members["providerVersion"]
+        else { throw .invalidParameter("changes") }
+        let key = try parseKey(name)
+        guard provider.roots.contains(where: { ProviderRegistry.contains($0, key.rawValue) }) else {
+            throw BusError.notProvider(Int64(provider.client.connection.id), reason: "\(name) is outside its subtrees")
+        }
+        var value: [UInt8]?
+        if let given = members["value"], given != .null {
+            var bytes: [UInt8] = []
+            given.encode(into: &bytes)
+            guard bytes.count <= limits.maxValueSize else {
+                throw BusError.valueTooLarge(name, size: bytes.count, limit: limits.maxValueSize)
+            }
+            value = bytes
+        }
+        var origin = provider.client.origin
+        if case .object(let fields)? = members["origin"] {
+            func int(_ name: String) -> Int64? { if case .int(let v)? = fields[name] { v } else { nil } }
+            func string(_ name: String) -> String? { if case .string(let v)? = fields[name] { v } else { nil } }
+            origin = Origin(
+                uid: UInt32(truncatingIfNeeded: int("uid") ?? 0), pid: Int32(truncatingIfNeeded: int("pid") ?? 0),
+                command: string("command"), machine: string("machine"))
+        }
+        return PublishedChange(key: name, value: value, providerVersion: providerVersion, origin: origin)
+    }
+
+    /// Applies a published change unless it is older than the key's last one; returns the key's version after it.
+    private func applyPublished(_ change: PublishedChange) -> Int64 {
+        let current = table.entries[change.key]?.version ?? 0
+        if let known = providers.providerVersions[change.key], change.providerVersion <= known { return current }
+        providers.providerVersions[change.key] = change.providerVersion
+        guard let value = change.value else {
+            return delete(change.key, origin: change.origin) ?? current
+        }
+        let index = table.entries.index(forKey: change.key)
+        if let index, table.entries.values[index].holds(value, ownedBy: nil) { return current }
+        guard let key = try? PropertyKey(change.key, limits: limits.keyLimits) else { return current }
+        return store(key: key, value: value, at: index, ephemeralOwner: nil, origin: change.origin)
+    }
+}

@@ -1,0 +1,194 @@
+import BeaconProtocol
+import BeaconTestSupport
+import Testing
+
+@Suite("io.beacon.Providers")
+struct ProvidersTests {
+    /// Registers `client` as the provider of `patterns`; returns its provider number.
+    func register(_ client: VarlinkTestClient, _ patterns: [JSONValue]) throws -> Int64 {
+        let reply = try client.call("io.beacon.Providers.Provide", ["patterns": .array(patterns)], more: true)
+        #expect(reply.error == nil)
+        #expect(reply["requests"]?.elements.isEmpty == true)
+        return try #require(reply["provider"]?.intValue)
+    }
+
+    /// The next request the provider receives.
+    func nextRequest(_ provider: VarlinkTestClient) throws -> [String: JSONValue] {
+        let reply = try provider.receive()
+        #expect(reply.continues)
+        let requests = reply["requests"]?.elements ?? []
+        #expect(requests.count == 1)
+        return try #require(requests.first?.members)
+    }
+
+    @Test("a provider decides the Sets and Unsets of its subtree; the caller waits for the answer, in call order")
+    func forwardedWrites() throws {
+        let daemon = try TestDaemon()
+        let providerStream = try daemon.connect()
+        let provider = try daemon.connect()
+        let caller = try daemon.connect()
+        let number = try register(providerStream, ["fleet.**"])
+
+        // Keys outside the subtree are not forwarded.
+        try caller.set("local.mode", "on")
+
+        // A Set of a provided key, with a Get pipelined behind it.
+        caller.send("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "eco"])
+        caller.send("io.beacon.Properties.Get", ["key": "local.mode"])
+        let request = try nextRequest(providerStream)
+        #expect(request["method"] == "Set")
+        #expect(request["key"] == "fleet.mode")
+        #expect(request["value"] == "eco")
+        #expect(request["answered"] == true)
+        #expect(request["ifProviderVersion"] == nil)
+        #expect(request["origin"]?["pid"]?.intValue == testPID)
+        let id = try #require(request["id"]?.intValue)
+        let answered = try provider.parameters(
+            "io.beacon.Providers.Answer",
+            [
+                "provider": .int(number), "id": .int(id),
+                "change": [
+                    "key": "fleet.mode", "value": "eco", "providerVersion": 7,
+                    "origin": ["uid": 1000, "pid": 42, "command": "settings", "machine": "kiosk-2"],
+                ],
+            ])
+        #expect(answered.isEmpty)
+        // The Set's reply comes first, then the Get's.
+        let setReply = try caller.receive()
+        let version = try #require(setReply["version"]?.intValue)
+        #expect(try caller.receive()["property"]?["value"] == "on")
+        let property = try caller.parameters("io.beacon.Properties.Get", ["key": "fleet.mode"])["property"]
+        #expect(property?["value"] == "eco")
+        #expect(property?["version"]?.intValue == version)
+        #expect(property?["origin"]?["machine"] == "kiosk-2")
+        #expect(property?["origin"]?["pid"]?.intValue == 42)
+
+        // Compare-and-set: the daemon checks its own version, the provider gets its version of the value.
+        let stale = try caller.call(
+            "io.beacon.Properties.Set", ["key": "fleet.mode", "value": "max", "ifVersion": .int(version + 100)])
+        #expect(stale.error == "io.beacon.Properties.VersionMismatch")
+        caller.send("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "max", "ifVersion": .int(version)])
+        let guarded = try nextRequest(providerStream)
+        #expect(guarded["ifProviderVersion"]?.intValue == 7)
+        _ = try provider.parameters(
+            "io.beacon.Providers.Answer",
+            [
+                "provider": .int(number), "id": guarded["id"] ?? .null,
+                "error": "io.beacon.Properties.VersionMismatch",
+                "errorParameters": ["key": "fleet.mode", "expected": .int(version), "actual": .int(version)],
+            ])
+        let lost = try caller.receive()
+        #expect(lost.error == "io.beacon.Properties.VersionMismatch")
+
+        // An Unset is forwarded as well.
+        caller.send("io.beacon.Properties.Unset", ["key": "fleet.mode"])
+        let unset = try nextRequest(providerStream)
+        #expect(unset["method"] == "Unset")
+        _ = try provider.parameters(
+            "io.beacon.Providers.Answer",
+            [
+                "provider": .int(number), "id": unset["id"] ?? .null,
+                "change": ["key": "fleet.mode", "providerVersion": 9],
+            ])
+        #expect((try caller.receive()["version"]?.intValue ?? 0) > version)
+        let gone = try caller.call("io.beacon.Properties.Get", ["key": "fleet.mode"])
+        #expect(gone.error == "io.beacon.Properties.KeyNotFound")
+    }
+
+    @Test("published changes: older ones are ignored, equal values change nothing, resync deletes the rest")
+    func publishing() throws {
+        let daemon = try TestDaemon()
+        let providerStream = try daemon.connect()
+        let provider = try daemon.connect()
+        let watcher = try daemon.connect()
+        let number = try register(providerStream, ["fleet.**"])
+        let first = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["fleet.**"]], more: true)
+        #expect(first.error == nil)
+
+        func publish(_ changes: [JSONValue], resync: Bool = false) throws -> Int64 {
+            var parameters: [String: JSONValue] = ["provider": .int(number), "changes": .array(changes)]
+            if resync { parameters["resync"] = true }
+            return try #require(try provider.parameters("io.beacon.Providers.Publish", parameters)["version"]?.intValue)
+        }
+        _ = try publish([
+            ["key": "fleet.a", "value": 1, "providerVersion": 10],
+            ["key": "fleet.b", "value": 2, "providerVersion": 11],
+        ])
+        var seen = try watcher.receive()["changes"]?.elements.compactMap { $0["key"]?.stringValue } ?? []
+        #expect(seen == ["fleet.a", "fleet.b"])
+        // Older than fleet.a's last change, and the same value as fleet.b's: nothing to deliver. Then a resync
+        // that keeps fleet.b only: fleet.a's deletion is the one change watchers see.
+        _ = try publish([
+            ["key": "fleet.a", "value": 5, "providerVersion": 3],
+            ["key": "fleet.b", "value": 2, "providerVersion": 12],
+        ])
+        _ = try publish([["key": "fleet.b", "value": 2, "providerVersion": 12]], resync: true)
+        let deletion = try watcher.receive()["changes"]?.elements ?? []
+        seen = deletion.compactMap { $0["key"]?.stringValue }
+        #expect(seen == ["fleet.a"])
+        #expect(deletion.first?["deleted"] == true)
+        #expect(try provider.parameters("io.beacon.Properties.Get", ["key": "fleet.b"])["property"]?["value"] == 2)
+
+        let outside = try provider.call(
+            "io.beacon.Providers.Publish",
+            ["provider": .int(number), "changes": [["key": "local.x", "value": 1, "providerVersion": 1]]])
+        #expect(outside.error == "io.beacon.Providers.NotProvider")
+        let unknown = try provider.call("io.beacon.Providers.Publish", ["provider": 999_999, "changes": []])
+        #expect(unknown.error == "io.beacon.Providers.NotProvider")
+    }
+
+    @Test("bad registrations are refused; a provider that goes away fails its waiting and later callers")
+    func registrationAndLoss() throws {
+        let daemon = try TestDaemon()
+        let providerStream = try daemon.connect()
+        let caller = try daemon.connect()
+        let presence = try daemon.connect()
+        let number = try register(providerStream, ["fleet.**"])
+
+        let other = try daemon.connect()
+        let overlapping = try other.call(
+            "io.beacon.Providers.Provide", ["patterns": ["fleet.kiosk.**"]], more: true)
+        #expect(overlapping.error == "io.beacon.Providers.ProviderConflict")
+        let wildcard = try daemon.connect().call(
+            "io.beacon.Providers.Provide", ["patterns": ["fleet.*"]], more: true)
+        #expect(wildcard.error == "io.beacon.Providers.InvalidPattern")
+        let reserved = try daemon.connect().call(
+            "io.beacon.Providers.Provide", ["patterns": ["daemon.**"]], more: true)
+        #expect(reserved.error == "io.beacon.Properties.ReadOnly")
+
+        // An ephemeral Set: when its caller closes, the provider is told to unset the key, with no caller.
+        presence.send("io.beacon.Properties.Set", ["key": "fleet.hosts.a", "value": true, "ephemeral": true])
+        let set = try nextRequest(providerStream)
+        #expect(set["ephemeral"] == true)
+        let provider = try daemon.connect()
+        _ = try provider.parameters(
+            "io.beacon.Providers.Answer",
+            [
+                "provider": .int(number), "id": set["id"] ?? .null,
+                "change": ["key": "fleet.hosts.a", "value": true, "providerVersion": 4],
+            ])
+        #expect(try presence.receive()["version"] != nil)
+        presence.close()
+        let cleanup = try nextRequest(providerStream)
+        #expect(cleanup["method"] == "Unset")
+        #expect(cleanup["key"] == "fleet.hosts.a")
+        #expect(cleanup["answered"] == false)
+
+        // A caller waiting when the provider goes, and one after.
+        caller.send("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "eco"])
+        _ = try nextRequest(providerStream)
+        providerStream.close()
+        let waiting = try caller.receive()
+        #expect(waiting.error == "io.beacon.Providers.ProviderUnavailable")
+        let later = try caller.call("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "eco"])
+        #expect(later.error == "io.beacon.Providers.ProviderUnavailable")
+        #expect(later["reason"]?.stringValue?.contains("disconnected") == true)
+        // The values stay readable.
+        #expect(try caller.parameters("io.beacon.Properties.Get", ["key": "fleet.hosts.a"])["property"] != nil)
+        // A new provider takes the subtree over.
+        let again = try daemon.connect()
+        _ = try register(again, ["fleet.**"])
+        caller.send("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "eco"])
+        #expect(try nextRequest(again)["key"] == "fleet.mode")
+    }
+}
