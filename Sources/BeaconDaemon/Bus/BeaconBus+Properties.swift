@@ -115,7 +115,7 @@ extension BeaconBus {
         let index = table.entries.index(forKey: name)
         var rule = SettingsOverlay.Rule.unknown
         if hasSettings { rule = try checkSet(name, encoded, at: index) }
-        if !providers.isEmpty,
+        if hasProviders,
             try forwardToProvider(
                 method: "Set", key: name, value: encoded, ifVersion: ifVersion, ephemeral: ephemeral, client: client)
         {
@@ -155,7 +155,7 @@ extension BeaconBus {
         _ = try parseKey(name)
         guard !Self.isReserved(name) else { throw BusError.readOnly(name) }
         if hasSettings { try checkUnset(name) }
-        if !providers.isEmpty,
+        if hasProviders,
             try forwardToProvider(
                 method: "Unset", key: name, value: nil, ifVersion: ifVersion, ephemeral: false, client: client)
         {

@@ -30,9 +30,6 @@ final class ProviderRegistry {
     /// The provided keys each connection set as ephemeral, which go when it closes.
     var ephemeralKeys: [Int: Set<String>] = [:]
 
-    /// Whether no subtree is provided or orphaned: what Set and Unset check, and all they pay, without providers.
-    var isEmpty: Bool { providers.isEmpty && orphans.isEmpty }
-
     static func contains(_ root: String, _ key: String) -> Bool {
         key.utf8.count > root.utf8.count + 1 && key.hasPrefix(root)
             && key.utf8[key.utf8.index(key.utf8.startIndex, offsetBy: root.utf8.count)] == UInt8(ascii: ".")
@@ -208,6 +205,7 @@ extension BeaconBus {
             providers.orphans.removeValue(forKey: orphan)
         }
         providers.providers[client.connection.id] = ProviderRegistry.Provider(client: client, roots: roots)
+        hasProviders = true
         let id = Int64(client.connection.id)
         client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"provider\":", to: &buffer)

@@ -69,6 +69,9 @@ package final class BeaconBus: VarlinkService {
     var overlayVersions: [String: Int64] = [:]
     /// Subtrees whose writes a client decides (io.beacon.Providers).
     let providers = ProviderRegistry()
+    /// Whether a subtree was ever provided (it stays claimed, orphaned, when its provider goes): what every Set
+    /// and Unset checks, a stored flag rather than the registry's dictionaries.
+    @exclusivity(unchecked) var hasProviders = false
     /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
     @exclusivity(unchecked) private var endOfTickRequested = false
 
@@ -173,7 +176,7 @@ package final class BeaconBus: VarlinkService {
         clients.removeValue(forKey: connection.id)
         endStream(of: client)
         deleteEphemeral(of: connection.id, origin: client.origin)
-        if !providers.isEmpty { providerConnectionClosed(client) }
+        if hasProviders { providerConnectionClosed(client) }
         if registrations.removeValue(forKey: connection.id) != nil { rebuildSettings() }
         reportStatusIfChanged()
     }

@@ -12,16 +12,15 @@ public struct Origin: Sendable, Hashable {
     public let pid: Int32
     /// The process name from `/proc/PID/comm`, when it could be read.
     public let command: String?
-    /// The machine the change was made on, for a change a provider published from elsewhere.
-    public let machine: String?
-    /// `{"uid":…,"pid":…,"command":…,"machine":…}`, encoded once.
+    /// `{"uid":…,"pid":…,"command":…,"machine":…}`, encoded once. The machine (for a change a provider published
+    /// from elsewhere) is kept only here: an origin is copied with every change, and one more field would cost
+    /// every Set its copies and reference counting.
     private let encoded: [UInt8]
 
     public init(uid: UInt32, pid: Int32, command: String?, machine: String? = nil) {
         self.uid = uid
         self.pid = pid
         self.command = command
-        self.machine = machine
         var encoded: [UInt8] = []
         JSONWriter.appendASCII("{\"uid\":", to: &encoded)
         JSONWriter.appendInt(Int64(uid), to: &encoded)
