@@ -21,7 +21,7 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
             case keyNotFound, versionMismatch, readOnly, invalidKey, invalidPattern, valueTooLarge
             case invalidName, limitExceeded, protocolError, typeMismatch, locked, invalidSchema, storeFailed
             case interfaceNotFound, methodNotFound, methodNotImplemented, invalidParameter, permissionDenied
-            case expectedMore, otherRemote
+            case expectedMore, otherRemote, providerUnavailable, providerConflict, notProvider
             case invalidAddress, connectionFailed, connectionClosed, notConnected, invalidReply
             case encodingFailed, decodingFailed, notificationsDropped, cancelled, clientClosed
         }
@@ -48,6 +48,13 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
         public static let invalidSchema = Code(base: .invalidSchema)
         /// `io.beacon.StoreFailed`: the daemon could not make the call's changes durable; nothing changed.
         public static let storeFailed = Code(base: .storeFailed)
+        /// `io.beacon.Providers.ProviderUnavailable`: the key's subtree has no provider connected, or its
+        /// provider cannot reach where the values live (the parameter `reason` says which); reads still work.
+        public static let providerUnavailable = Code(base: .providerUnavailable)
+        /// `io.beacon.Providers.ProviderConflict`: another provider has an overlapping subtree.
+        public static let providerConflict = Code(base: .providerConflict)
+        /// `io.beacon.Providers.NotProvider`: the provider number, key or request is not this provider's.
+        public static let notProvider = Code(base: .notProvider)
         /// `io.beacon.Notifications.InvalidName`.
         public static let invalidName = Code(base: .invalidName)
         /// `io.beacon.LimitExceeded`: a per-connection or per-user limit of the daemon.
@@ -152,6 +159,9 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
         "io.beacon.Properties.Locked": .locked,
         "io.beacon.Settings.InvalidSchema": .invalidSchema,
         "io.beacon.StoreFailed": .storeFailed,
+        "io.beacon.Providers.ProviderUnavailable": .providerUnavailable,
+        "io.beacon.Providers.ProviderConflict": .providerConflict,
+        "io.beacon.Providers.NotProvider": .notProvider,
         "io.beacon.Notifications.InvalidName": .invalidName,
         "io.beacon.Notifications.InvalidPattern": .invalidPattern,
         "io.beacon.LimitExceeded": .limitExceeded,

@@ -69,5 +69,18 @@ struct ProviderClientTests {
         } throws: { error in
             (error as? BeaconError)?.code == .keyNotFound
         }
+        // The provider goes away: the subtree's writes fail with a named error.
+        serving.dispose()
+        provider.close()
+        try await withDeadline("writes of the subtree failing once the provider is gone") {
+            while true {
+                do {
+                    _ = try await caller.set("fleet.sign.message", to: "Nobody")
+                } catch let error as BeaconError where error.code == .providerUnavailable {
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
     }
 }
