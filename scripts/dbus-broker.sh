@@ -2,8 +2,8 @@
 # (ANCHORS/broker-ns.sh: a private mount namespace and socket activation).
 #   . scripts/dbus-broker.sh; start_dbus_broker DIR ANCHORS
 # returns 1 (and starts nothing) without dbus-broker or the anchors; else sets BROKER_SOCKET, BROKER_PID (the broker)
-# and BROKER_LAUNCHER_PID (its launcher), and appends them to the PIDS array for the caller's cleanup, with the
-# journal sink's pid in DIR/jsink.pid. Needs root for the namespace.
+# and BROKER_LAUNCHER_PID (its launcher), and appends them and the journal sink's pid to the PIDS array for the
+# caller's cleanup. Needs root for the namespace.
 start_dbus_broker() {
 	local dir=$1 anchors=$2
 	[ -f "$anchors/broker-ns.sh" ] && command -v dbus-broker-launch >/dev/null || return 1
@@ -16,6 +16,8 @@ start_dbus_broker() {
 	local i
 	for i in $(seq 200); do [ -S "$BROKER_SOCKET" ] && break; sleep 0.05; done
 	[ -S "$BROKER_SOCKET" ] || { echo "dbus-broker's socket did not appear: $(cat "$dir/broker.log")" >&2; exit 1; }
+	# broker-ns.sh starts the journal sink, and writes its pid, before it makes the socket.
+	PIDS+=("$(cat "$dir/jsink.pid")")
 	# The launcher starts the broker on the first connection.
 	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$BROKER_SOCKET"
 	BROKER_PID=

@@ -21,7 +21,6 @@ WORK=$(mktemp -d /tmp/idle-memory.XXXXXX)
 PIDS=()
 cleanup() {
 	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	[ -f "$WORK/jsink.pid" ] && kill "$(cat "$WORK/jsink.pid")" 2>/dev/null
 	wait 2>/dev/null || true
 	rm -rf "$WORK"
 }

@@ -85,17 +85,14 @@ extension BeaconClient {
                 let reader = ReplyReader(reply, "Provide reply")
                 if first {
                     let provider = try reader.int("provider")
-                    current.set(provider)
-                    let ready = Task { await registered(provider) }
-                    current.setRegistration(ready)
+                    current.set((provider, Task { await registered(provider) }))
                     return .proceed
                 }
-                guard let provider = current.get() else { return .proceed }
-                let registration = current.registration()
+                guard let (provider, registration) = current.get() else { return .proceed }
                 for element in try reader.array("requests") {
                     let request = try ProviderRequest(parsing: element)
                     Task {
-                        await registration?.value
+                        await registration.value
                         let answer = await handle(provider, request)
                         guard request.answered else { return }
                         do throws(BeaconError) {
@@ -159,12 +156,11 @@ extension ProviderRequest {
     }
 }
 
-/// The provider number of the current registration, and the task that runs its `registered` call.
+/// The provider number of the current registration, and the task that runs its `registered` call, which its
+/// requests wait for.
 private final class ProviderNumber: Sendable {
-    private let state = Mutex<(provider: Int64?, registration: Task<Void, Never>?)>((nil, nil))
+    private let state = Mutex<(provider: Int64, registration: Task<Void, Never>)?>(nil)
 
-    func set(_ provider: Int64) { state.withLock { $0.provider = provider } }
-    func get() -> Int64? { state.withLock { $0.provider } }
-    func setRegistration(_ task: Task<Void, Never>) { state.withLock { $0.registration = task } }
-    func registration() -> Task<Void, Never>? { state.withLock { $0.registration } }
+    func set(_ current: (provider: Int64, registration: Task<Void, Never>)) { state.withLock { $0 = current } }
+    func get() -> (provider: Int64, registration: Task<Void, Never>)? { state.withLock { $0 } }
 }

@@ -20,7 +20,7 @@ final class ProviderRegistry {
     }
 
     /// By the connection id of their Provide call.
-    var providers: [Int: Provider] = [:]
+    var byConnection: [Int: Provider] = [:]
     /// Subtrees whose provider went away, with why: their writes fail until a provider registers them again.
     var orphans: [String: String] = [:]
     var requests: [Int64: Request] = [:]
@@ -39,19 +39,23 @@ final class ProviderRegistry {
         a == b || contains(a, b) || contains(b, a)
     }
 
-    /// The provider of `key`, or the reason its subtree has none.
-    func claim(of key: String) -> Result<(id: Int, provider: Provider), ProviderMissing>? {
-        for (id, provider) in providers where provider.roots.contains(where: { Self.contains($0, key) }) {
-            return .success((id, provider))
-        }
-        for (root, reason) in orphans where Self.contains(root, key) {
-            return .failure(ProviderMissing(reason: reason))
-        }
-        return nil
+    /// Who decides the writes of a key.
+    enum Claim {
+        /// The provider registered on connection `id`.
+        case provider(id: Int, Provider)
+        /// Nobody: the subtree's provider went away, for `reason`.
+        case orphaned(reason: String)
     }
 
-    struct ProviderMissing: Error {
-        var reason: String
+    /// Who decides the writes of `key`; `nil` for a key outside every provided subtree.
+    func claim(of key: String) -> Claim? {
+        for (id, provider) in byConnection where provider.roots.contains(where: { Self.contains($0, key) }) {
+            return .provider(id: id, provider)
+        }
+        for (root, reason) in orphans where Self.contains(root, key) {
+            return .orphaned(reason: reason)
+        }
+        return nil
     }
 }
 
@@ -77,16 +81,16 @@ extension BeaconBus {
     // MARK: Forwarding
 
     /// Forwards a Set or Unset of a provided key to its provider, and answers the call when the provider does;
-    /// returns false when no provider claims the key. `current` is the key's version, checked against
-    /// `ifVersion` here.
+    /// returns false when no provider claims the key. `ifVersion` is checked against the key's version here.
     func forwardToProvider(
         method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, client: BusClient
     ) throws(VarlinkError) -> Bool {
-        guard let claim = providers.claim(of: key) else { return false }
-        let provider: (id: Int, provider: ProviderRegistry.Provider)
-        switch claim {
-        case .success(let found): provider = found
-        case .failure(let missing): throw BusError.providerUnavailable(key, reason: missing.reason)
+        let id: Int
+        let provider: ProviderRegistry.Provider
+        switch providers.claim(of: key) {
+        case nil: return false
+        case .orphaned(let reason)?: throw BusError.providerUnavailable(key, reason: reason)
+        case .provider(let found, let registered)?: (id, provider) = (found, registered)
         }
         var ifProviderVersion: Int64?
         if let ifVersion {
@@ -100,12 +104,10 @@ extension BeaconBus {
                 throw BusError.providerUnavailable(key, reason: "the provider has not published this key yet")
             }
         }
-        client.connection.deferReply()
-        let waits = client.connection.awaitsDeferredReply
+        let waits = client.connection.deferReply()
         sendRequest(
-            to: provider.id, provider.provider, method: method, key: key, value: value,
-            ifProviderVersion: ifProviderVersion, ephemeral: ephemeral, caller: waits ? client : nil,
-            origin: client.origin)
+            to: id, provider, method: method, key: key, value: value, ifProviderVersion: ifProviderVersion,
+            ephemeral: ephemeral, caller: waits ? client : nil, origin: client.origin)
         if ephemeral, method == "Set" {
             providers.ephemeralKeys[client.connection.id, default: []].insert(key)
         }
@@ -150,19 +152,19 @@ extension BeaconBus {
         let id = client.connection.id
         if let keys = providers.ephemeralKeys.removeValue(forKey: id) {
             for key in keys.sorted() {
-                guard case .success(let claim)? = providers.claim(of: key) else { continue }
+                guard case .provider(let owner, let provider)? = providers.claim(of: key) else { continue }
                 sendRequest(
-                    to: claim.id, claim.provider, method: "Unset", key: key, value: nil, ifProviderVersion: nil,
+                    to: owner, provider, method: "Unset", key: key, value: nil, ifProviderVersion: nil,
                     ephemeral: false, caller: nil, origin: client.origin)
             }
         }
-        guard let provider = providers.providers.removeValue(forKey: id) else { return }
+        guard let provider = providers.byConnection.removeValue(forKey: id) else { return }
         let reason = "the provider (pid \(client.origin.pid)) disconnected"
         for root in provider.roots { providers.orphans[root] = reason }
         for (number, request) in providers.requests where request.provider == id {
             providers.requests.removeValue(forKey: number)
             let error = BusError.providerUnavailable(request.key, reason: reason)
-            request.caller?.connection.sendDeferredReply { VarlinkReply(error: error).encode(into: &$0) }
+            request.caller?.connection.answerDeferred { $0.reply(error: error) }
         }
         for root in provider.roots {
             for key in providers.providerVersions.keys where ProviderRegistry.contains(root, key) {
@@ -186,17 +188,17 @@ extension BeaconBus {
                     "io.beacon.Providers", text, reason: "a provider's pattern is a key followed by .**")
             }
             let root = String(text.dropLast(3))
-            guard !Self.isReserved(root + ".x") else { throw BusError.readOnly(root) }
+            guard !Self.isReserved(root) else { throw BusError.readOnly(root) }
             guard !roots.contains(where: { ProviderRegistry.overlap($0, root) }) else {
                 throw BusError.providerConflict(text)
             }
             roots.append(root)
         }
         guard !roots.isEmpty else { throw .invalidParameter("patterns") }
-        guard providers.providers[client.connection.id] == nil else {
+        guard providers.byConnection[client.connection.id] == nil else {
             throw BusError.providerConflict(roots[0] + ".**")
         }
-        for (_, other) in providers.providers {
+        for (_, other) in providers.byConnection {
             if let clash = roots.first(where: { root in other.roots.contains { ProviderRegistry.overlap($0, root) } }) {
                 throw BusError.providerConflict(clash + ".**")
             }
@@ -204,15 +206,9 @@ extension BeaconBus {
         for orphan in providers.orphans.keys where roots.contains(where: { ProviderRegistry.overlap($0, orphan) }) {
             providers.orphans.removeValue(forKey: orphan)
         }
-        providers.providers[client.connection.id] = ProviderRegistry.Provider(client: client, roots: roots)
+        providers.byConnection[client.connection.id] = ProviderRegistry.Provider(client: client, roots: roots)
         hasProviders = true
-        let id = Int64(client.connection.id)
-        client.connection.sendEncoded { buffer in
-            JSONWriter.appendASCII("{\"parameters\":{\"provider\":", to: &buffer)
-            JSONWriter.appendInt(id, to: &buffer)
-            JSONWriter.appendASCII(",\"requests\":[]},\"continues\":true}", to: &buffer)
-            buffer.append(0)
-        }
+        client.connection.reply(["provider": .int(Int64(client.connection.id)), "requests": []], continues: true)
         client.connection.beginStream()
         logger.info(
             "provider registered",
@@ -224,7 +220,7 @@ extension BeaconBus {
         _ parameters: CallParameters, client: BusClient
     ) throws(VarlinkError) -> (id: Int, provider: ProviderRegistry.Provider) {
         guard let number = try parameters.optionalInt("provider") else { throw .invalidParameter("provider") }
-        guard let provider = providers.providers[Int(truncatingIfNeeded: number)],
+        guard let provider = providers.byConnection[Int(truncatingIfNeeded: number)],
             provider.client.origin.uid == client.origin.uid
         else { throw BusError.notProvider(number, reason: "no such provider of this user") }
         return (Int(truncatingIfNeeded: number), provider)
@@ -242,22 +238,19 @@ extension BeaconBus {
             if case .object(let members)? = parameters.optionalValue("errorParameters") { errorParameters = members }
             let reply = VarlinkError(name: error, parameters: errorParameters)
             providers.requests.removeValue(forKey: number)
-            if request.ephemeral { providers.ephemeralKeys[request.caller?.connection.id ?? -1]?.remove(request.key) }
-            request.caller?.connection.sendDeferredReply { VarlinkReply(error: reply).encode(into: &$0) }
+            if request.ephemeral, let caller = request.caller {
+                providers.ephemeralKeys[caller.connection.id]?.remove(request.key)
+            }
+            request.caller?.connection.answerDeferred { $0.reply(error: reply) }
         } else {
             guard let change = parameters.optionalValue("change") else { throw .invalidParameter("change") }
             let published = try parsePublished(change, provider: provider)
-            guard published.key == request.key else {
+            guard published.key.rawValue == request.key else {
                 throw BusError.notProvider(Int64(id), reason: "the change is of another key than request \(number)")
             }
             providers.requests.removeValue(forKey: number)
             let version = applyPublished(published)
-            request.caller?.connection.sendDeferredReply { buffer in
-                JSONWriter.appendASCII("{\"parameters\":{\"version\":", to: &buffer)
-                JSONWriter.appendInt(version, to: &buffer)
-                JSONWriter.appendASCII("}}", to: &buffer)
-                buffer.append(0)
-            }
+            request.caller?.connection.answerDeferred { $0.reply("version", integer: version) }
         }
         client.connection.reply([:])
     }
@@ -271,7 +264,7 @@ extension BeaconBus {
         for element in elements { changes.append(try parsePublished(element, provider: provider)) }
         for change in changes { _ = applyPublished(change) }
         if resync {
-            let published = Set(changes.map(\.key))
+            let published = Set(changes.map(\.key.rawValue))
             for root in provider.roots {
                 guard let prefix = try? PropertyKey(root, limits: limits.keyLimits) else { continue }
                 for key in table.keys(below: prefix) where key.rawValue != root && !published.contains(key.rawValue) {
@@ -284,7 +277,7 @@ extension BeaconBus {
     }
 
     struct PublishedChange {
-        var key: String
+        var key: PropertyKey
         var value: [UInt8]?
         var providerVersion: Int64
         var origin: Origin
@@ -317,20 +310,20 @@ extension BeaconBus {
                 uid: UInt32(truncatingIfNeeded: int("uid") ?? 0), pid: Int32(truncatingIfNeeded: int("pid") ?? 0),
                 command: string("command"), machine: string("machine"))
         }
-        return PublishedChange(key: name, value: value, providerVersion: providerVersion, origin: origin)
+        return PublishedChange(key: key, value: value, providerVersion: providerVersion, origin: origin)
     }
 
     /// Applies a published change unless it is older than the key's last one; returns the key's version after it.
     private func applyPublished(_ change: PublishedChange) -> Int64 {
-        let current = table.entries[change.key]?.version ?? 0
-        if let known = providers.providerVersions[change.key], change.providerVersion <= known { return current }
-        providers.providerVersions[change.key] = change.providerVersion
+        let name = change.key.rawValue
+        let current = table.entries[name]?.version ?? 0
+        if let known = providers.providerVersions[name], change.providerVersion <= known { return current }
+        providers.providerVersions[name] = change.providerVersion
         guard let value = change.value else {
-            return delete(change.key, origin: change.origin) ?? current
+            return delete(name, origin: change.origin) ?? current
         }
-        let index = table.entries.index(forKey: change.key)
+        let index = table.entries.index(forKey: name)
         if let index, table.entries.values[index].holds(value, ownedBy: nil) { return current }
-        guard let key = try? PropertyKey(change.key, limits: limits.keyLimits) else { return current }
-        return store(key: key, value: value, at: index, ephemeralOwner: nil, origin: change.origin)
+        return store(key: change.key, value: value, at: index, ephemeralOwner: nil, origin: change.origin)
     }
 }

@@ -105,30 +105,31 @@ package final class VarlinkConnection {
     /// stopped reading because the connection was backed up.
     var onDrained: (() -> Void)?
 
-    /// The current call is answered later (``deferReply()``): until ``sendDeferredReply(_:)``, no further call of
-    /// the connection is handled, so that replies keep the order of the calls.
+    /// The current call is answered later (``deferReply()``): until ``answerDeferred(_:)``, no further call of the
+    /// connection is handled, so that replies keep the order of the calls.
     @exclusivity(unchecked) package private(set) var awaitsDeferredReply = false
     /// Called once, on the event loop, when the deferred reply was sent; set by the reader that stopped for it.
     var onDeferredReplySent: (() -> Void)?
 
-    /// Answers the current call later, with ``sendDeferredReply(_:)``. Does nothing for a oneway call, which expects
-    /// no reply. The call no longer counts among this tick's replies (``failCallsOfThisTick(with:)``).
-    package func deferReply() {
-        guard !discardsReplies, !isClosed else { return }
+    /// Answers the current call later, with ``answerDeferred(_:)``; returns whether a reply is awaited, which a
+    /// oneway call does not expect. The call no longer counts among this tick's replies
+    /// (``failCallsOfThisTick(with:)``).
+    @discardableResult
+    package func deferReply() -> Bool {
+        guard !discardsReplies, !isClosed else { return false }
         tickCalls -= 1
         awaitsDeferredReply = true
+        return true
     }
 
-    /// Sends the reply of the call answered with ``deferReply()`` (complete encoded messages, as with
-    /// ``sendEncoded(_:)``), then lets the connection's further calls be handled.
-    package func sendDeferredReply(_ body: (inout [UInt8]) -> Void) {
+    /// Answers the call deferred with ``deferReply()``: `reply` sends its reply with the usual functions
+    /// (``reply(_:integer:)``, ``reply(error:)``, ...), then the connection's further calls are handled.
+    package func answerDeferred(_ reply: (VarlinkConnection) -> Void) {
         guard awaitsDeferredReply else { return }
         awaitsDeferredReply = false
-        discardsReplies = false
-        // Counted among this tick's replies: a failed commit of the tick answers it with the error instead.
-        if tickCalls == 0 { tickReplyStart = output.count }
-        tickCalls += 1
-        sendEncoded(body)
+        // Counted among this tick's calls: a failed commit of the tick answers it with the error instead.
+        callBegins(oneway: false)
+        reply(self)
         if let resume = onDeferredReplySent {
             onDeferredReplySent = nil
             resume()
