@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "BeaconProtocolFoundation", targets: ["BeaconProtocolFoundation"]),
         .library(name: "BeaconBlockingClient", targets: ["BeaconBlockingClient"]),
         .library(name: "BeaconClient", targets: ["BeaconClient"]),
+        .library(name: "BeaconConfiguration", targets: ["BeaconConfiguration"]),
+        .library(name: "BeaconTestSupport", targets: ["BeaconTestSupport"]),
         .executable(name: "beacond", targets: ["beacond"]),
         .executable(name: "beaconctl", targets: ["beaconctl"]),
     ],
@@ -34,6 +36,10 @@ let package = Package(
         // Any Codable value as a JSON value, through JSONEncoder and JSONDecoder: the only part of BeaconProtocol that
         // needs Foundation.
         .target(name: "BeaconProtocolFoundation", dependencies: ["BeaconProtocol"], swiftSettings: strict),
+
+        // The configuration file, `BEACON_*` variables and flags, and the default paths: shared by beacond and
+        // beacon-fleet.
+        .target(name: "BeaconConfiguration", dependencies: ["BeaconProtocol"], swiftSettings: strict),
 
         // libsystemd, found with pkg-config.
         .systemLibrary(
@@ -64,7 +70,7 @@ let package = Package(
         .target(
             name: "BeaconDaemon",
             dependencies: [
-                "BeaconProtocol", "BeaconSystemd", "CMalloc", "CSQLite", "CSystemdShims",
+                "BeaconConfiguration", "BeaconProtocol", "BeaconSystemd", "CMalloc", "CSQLite", "CSystemdShims",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -135,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "BeaconDaemonTests",
             dependencies: [
-                "BeaconDaemon", "BeaconProtocol", "BeaconTestSupport",
+                "BeaconConfiguration", "BeaconDaemon", "BeaconProtocol", "BeaconTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import BeaconConfiguration
 import BeaconDaemon
 import BeaconProtocol
 import BeaconTestSupport

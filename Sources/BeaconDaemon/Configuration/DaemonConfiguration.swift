@@ -1,3 +1,4 @@
+import BeaconConfiguration
 import BeaconSystemd
 import Logging
 
@@ -61,7 +62,7 @@ public struct DaemonConfiguration: Sendable {
         guard ["normal", "full"].contains(storeSynchronous) else {
             throw ConfigurationError(key: "store.synchronous", reason: "expected normal or full")
         }
-        historyLimit = try Self.positive(reader, "store.historyLimit", 10_000)
+        historyLimit = try reader.positiveInt(forKey: "store.historyLimit", default: 10_000)
         limits = try Self.limits(reader)
         allowedUIDs = try reader.intArray(forKey: "access.allowedUids", default: []).map { uid in
             guard let value = UInt32(exactly: uid) else {
@@ -85,16 +86,17 @@ public struct DaemonConfiguration: Sendable {
 
     static func limits(_ reader: ConfigurationReader) throws -> DaemonLimits {
         var limits = DaemonLimits()
-        limits.maxMessageSize = try positive(reader, "limits.maxMessageSize", limits.maxMessageSize)
-        limits.maxJSONDepth = try positive(reader, "limits.maxJsonDepth", limits.maxJSONDepth)
-        limits.maxKeyLength = try positive(reader, "limits.maxKeyLength", limits.maxKeyLength)
-        limits.maxKeyDepth = try positive(reader, "limits.maxKeyDepth", limits.maxKeyDepth)
-        limits.maxValueSize = try positive(reader, "limits.maxValueSize", limits.maxValueSize)
-        limits.maxPatterns = try positive(reader, "limits.maxPatterns", limits.maxPatterns)
-        limits.maxQueuedBytes = try positive(reader, "limits.maxQueuedBytes", limits.maxQueuedBytes)
-        limits.maxConnectionsPerUid = try positive(reader, "limits.maxConnectionsPerUid", limits.maxConnectionsPerUid)
-        limits.maxBytesPerUid = try positive(reader, "limits.maxBytesPerUid", limits.maxBytesPerUid)
-        limits.frameTimeoutMs = try positive(reader, "limits.frameTimeoutMs", limits.frameTimeoutMs)
+        limits.maxMessageSize = try reader.positiveInt(forKey: "limits.maxMessageSize", default: limits.maxMessageSize)
+        limits.maxJSONDepth = try reader.positiveInt(forKey: "limits.maxJsonDepth", default: limits.maxJSONDepth)
+        limits.maxKeyLength = try reader.positiveInt(forKey: "limits.maxKeyLength", default: limits.maxKeyLength)
+        limits.maxKeyDepth = try reader.positiveInt(forKey: "limits.maxKeyDepth", default: limits.maxKeyDepth)
+        limits.maxValueSize = try reader.positiveInt(forKey: "limits.maxValueSize", default: limits.maxValueSize)
+        limits.maxPatterns = try reader.positiveInt(forKey: "limits.maxPatterns", default: limits.maxPatterns)
+        limits.maxQueuedBytes = try reader.positiveInt(forKey: "limits.maxQueuedBytes", default: limits.maxQueuedBytes)
+        limits.maxConnectionsPerUid = try reader.positiveInt(
+            forKey: "limits.maxConnectionsPerUid", default: limits.maxConnectionsPerUid)
+        limits.maxBytesPerUid = try reader.positiveInt(forKey: "limits.maxBytesPerUid", default: limits.maxBytesPerUid)
+        limits.frameTimeoutMs = try reader.positiveInt(forKey: "limits.frameTimeoutMs", default: limits.frameTimeoutMs)
         let policy = reader.string(forKey: "limits.slowSubscriber", default: limits.slowSubscriber.rawValue)
         guard let slow = DaemonLimits.SlowSubscriberPolicy(rawValue: policy) else {
             throw ConfigurationError(key: "limits.slowSubscriber", reason: "expected coalesce or disconnect")
@@ -102,20 +104,13 @@ public struct DaemonConfiguration: Sendable {
         limits.slowSubscriber = slow
         return limits
     }
-
-    static func positive(_ reader: ConfigurationReader, _ key: String, _ fallback: Int) throws -> Int {
-        if let text = reader.string(forKey: key), Int(text) == nil {
-            throw ConfigurationError(key: key, reason: "\"\(text)\" is not an integer")
-        }
-        let value = reader.int(forKey: key, default: fallback)
-        guard value > 0 else { throw ConfigurationError(key: key, reason: "must be positive, got \(value)") }
-        return value
-    }
 }
 
-/// A configuration value that cannot be used.
-public struct ConfigurationError: Error, CustomStringConvertible {
-    public var key: String
-    public var reason: String
-    public var description: String { "configuration \(key): \(reason)" }
+extension DaemonConfiguration {
+    /// The configuration that a file with `contents` gives, without flags or environment variables.
+    package static func fromFile(_ contents: [UInt8]) throws -> DaemonConfiguration {
+        let file = try ConfigurationFile.parse(contents, path: "configuration")
+        return try DaemonConfiguration(
+            reader: ConfigurationReader(arguments: [], environment: [:], file: file), environment: [:], file: file)
+    }
 }

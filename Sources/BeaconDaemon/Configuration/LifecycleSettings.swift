@@ -1,3 +1,4 @@
+import BeaconConfiguration
 import BeaconProtocol
 import BeaconSystemd
 
@@ -24,8 +25,8 @@ public struct LifecycleSettings: Sendable, Hashable {
         enabled = reader.bool(forKey: "lifecycle.enabled", default: true)
         sessionID = reader.string(forKey: "lifecycle.sessionId").flatMap { $0.isEmpty ? nil : $0 }
         sleepInhibitor = reader.bool(forKey: "lifecycle.sleepInhibitor", default: true)
-        sleepTimeout = .milliseconds(try DaemonConfiguration.positive(reader, "lifecycle.sleepTimeoutMs", 3000))
-        reconnectDelay = .milliseconds(try DaemonConfiguration.positive(reader, "lifecycle.reconnectMs", 500))
+        sleepTimeout = .milliseconds(try reader.positiveInt(forKey: "lifecycle.sleepTimeoutMs", default: 3000))
+        reconnectDelay = .milliseconds(try reader.positiveInt(forKey: "lifecycle.reconnectMs", default: 500))
     }
 
     /// The logind bridge's settings.

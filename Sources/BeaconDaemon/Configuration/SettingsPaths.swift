@@ -1,3 +1,5 @@
+import BeaconConfiguration
+
 /// Where schemas and lockdown files are read from (the configuration's `settings` section).
 public struct SettingsPaths: Sendable, Equatable {
     /// Directories of schema files (`*.json`), strongest first.

@@ -1,3 +1,4 @@
+import BeaconConfiguration
 import Logging
 import NIOCore
 import NIOPosix

@@ -1,3 +1,4 @@
+import BeaconConfiguration
 import BeaconProtocol
 import CSQLite
 import Synchronization

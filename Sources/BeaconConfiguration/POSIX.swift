@@ -4,13 +4,13 @@
     import Musl
 #endif
 
-/// The few file-system and process facts the daemon needs, straight from the C library.
+/// The few file-system and process facts the daemon and its configuration need, straight from the C library.
 @usableFromInline
-enum POSIX {
+package enum POSIX {
     /// The process environment, as `ProcessInfo.environment` gives it: `NAME=value` entries of `environ`; the
     /// first of duplicate names wins, as with `getenv`.
     @usableFromInline
-    static func environment() -> [String: String] {
+    package static func environment() -> [String: String] {
         var result: [String: String] = [:]
         var entry = environ
         while let pointer = entry.pointee {
@@ -27,7 +27,7 @@ enum POSIX {
     }
 
     /// The current user's home directory from the user database, else `/`.
-    static func homeDirectory() -> String {
+    package static func homeDirectory() -> String {
         var user = passwd()
         var found: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
@@ -38,7 +38,7 @@ enum POSIX {
     }
 
     /// The directory part of `path`: `/a/b` for `/a/b/c`, `/` for `/c`, empty for `c` (trailing slashes ignored).
-    static func parentDirectory(of path: String) -> String {
+    package static func parentDirectory(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "" }
@@ -50,7 +50,7 @@ enum POSIX {
 
     /// Creates `path` and any missing parents with `mode` (exactly, whatever the umask); an existing directory
     /// is left as it is.
-    static func createDirectories(_ path: String, mode: mode_t) throws(POSIXError) {
+    package static func createDirectories(_ path: String, mode: mode_t) throws(POSIXError) {
         var info = stat()
         if stat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else { throw POSIXError(path: path, code: ENOTDIR) }
@@ -74,7 +74,7 @@ enum POSIX {
 
     /// The contents of the file at `path`, at most `limit` bytes; `nil` with the `errno` in `error` when it cannot be
     /// read (`EFBIG` when it is larger than `limit`).
-    static func readFile(_ path: String, limit: Int = Int.max, error: inout Int32) -> [UInt8]? {
+    package static func readFile(_ path: String, limit: Int = Int.max, error: inout Int32) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             error = errno
@@ -101,7 +101,7 @@ enum POSIX {
 
     /// The names in the directory at `path`, sorted, without `.` and `..`; `nil` with the `errno` in `error` when it
     /// cannot be read.
-    static func directoryEntries(_ path: String, error: inout Int32) -> [String]? {
+    package static func directoryEntries(_ path: String, error: inout Int32) -> [String]? {
         guard let directory = opendir(path) else {
             error = errno
             return nil
@@ -118,7 +118,7 @@ enum POSIX {
     }
 
     /// Writes all of `text` to standard error.
-    static func writeStandardError(_ text: String) {
+    package static func writeStandardError(_ text: String) {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -132,9 +132,9 @@ enum POSIX {
     }
 
     /// A failed system call on a path.
-    struct POSIXError: Error, CustomStringConvertible {
-        var path: String
-        var code: Int32
-        var description: String { "cannot create \(path): \(String(cString: strerror(code)))" }
+    package struct POSIXError: Error, CustomStringConvertible {
+        package var path: String
+        package var code: Int32
+        package var description: String { "cannot create \(path): \(String(cString: strerror(code)))" }
     }
 }

@@ -11,15 +11,15 @@ import BeaconProtocol
 /// Nested objects become dotted keys (`{"limits": {"maxValueSize": 1}}` is `limits.maxValueSize`); values are
 /// strings, numbers, booleans, and arrays of strings or of numbers and booleans; `null` is no value. The `bridge`
 /// section is read on its own (``BridgeSettings``) and is not among the values.
-struct ConfigurationFile: Sendable {
+public struct ConfigurationFile: Sendable {
     /// A value of the file: numbers and booleans convert into each other, as integers where exact.
-    enum Value: Sendable {
+    public enum Value: Sendable {
         case string(String)
         case number(JSONValue)
         case array([Value])
 
         /// An integer, or a boolean as 1 or 0.
-        var int: Int? {
+        public var int: Int? {
             guard case .number(let number) = self else { return nil }
             return switch number {
             case .int(let int): Int(exactly: int)
@@ -30,7 +30,7 @@ struct ConfigurationFile: Sendable {
         }
 
         /// A boolean, or a number as whether it is not zero.
-        var bool: Bool? {
+        public var bool: Bool? {
             guard case .number(let number) = self else { return nil }
             return switch number {
             case .bool(let bool): bool
@@ -42,14 +42,14 @@ struct ConfigurationFile: Sendable {
     }
 
     /// The file's path.
-    var path: String
+    public var path: String
     /// The whole document.
-    var document: JSONValue
+    public var document: JSONValue
     /// The document's values, keyed by their dotted paths.
-    var values: [String: Value]
+    public var values: [String: Value]
 
     /// Reads and parses the file at `path`; `nil` if it does not exist and `allowMissing` is set.
-    static func load(_ path: String, allowMissing: Bool) throws -> ConfigurationFile? {
+    public static func load(_ path: String, allowMissing: Bool) throws -> ConfigurationFile? {
         var code: Int32 = 0
         guard let contents = POSIX.readFile(path, error: &code) else {
             if allowMissing && code == ENOENT { return nil }
@@ -59,7 +59,7 @@ struct ConfigurationFile: Sendable {
     }
 
     /// The configuration in `contents`, the text of the file at `path` (named in errors).
-    static func parse(_ contents: [UInt8], path: String) throws -> ConfigurationFile {
+    public static func parse(_ contents: [UInt8], path: String) throws -> ConfigurationFile {
         let document: JSONValue
         do {
             document = try JSONValue(parsing: contents)
@@ -118,11 +118,14 @@ struct ConfigurationFile: Sendable {
     }
 }
 
-extension DaemonConfiguration {
-    /// The configuration that a file with `contents` gives, without flags or environment variables.
-    package static func fromFile(_ contents: [UInt8]) throws -> DaemonConfiguration {
-        let file = try ConfigurationFile.parse(contents, path: "configuration")
-        return try DaemonConfiguration(
-            reader: ConfigurationReader(arguments: [], environment: [:], file: file), environment: [:], file: file)
+/// A configuration value that cannot be used.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public var key: String
+    public var reason: String
+    public init(key: String, reason: String) {
+        self.key = key
+        self.reason = reason
     }
+
+    public var description: String { "configuration \(key): \(reason)" }
 }

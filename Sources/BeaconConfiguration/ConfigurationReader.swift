@@ -6,27 +6,27 @@ import BeaconProtocol
 ///
 /// A key is looked up in each source in turn; the first source that has it decides. A value that does not convert
 /// to the requested type counts as no value (the getter returns its default), without looking further.
-struct ConfigurationReader: Sendable {
+public struct ConfigurationReader: Sendable {
     /// Flags with their values: `--key value`, `--key=value`, `--key v1 v2`; values split at commas. A flag without
     /// values is a true boolean.
     private var flags: [String: [String]]
     private var environment: [String: String]
     private var file: [String: ConfigurationFile.Value]
 
-    init(arguments: [String], environment: [String: String], file: ConfigurationFile? = nil) {
+    public init(arguments: [String], environment: [String: String], file: ConfigurationFile? = nil) {
         flags = Self.parseFlags(arguments)
         self.environment = environment
         self.file = file?.values ?? [:]
     }
 
     /// The reader with `file` as its weakest source.
-    func adding(_ file: ConfigurationFile) -> ConfigurationReader {
+    public func adding(_ file: ConfigurationFile) -> ConfigurationReader {
         var reader = self
         reader.file = file.values
         return reader
     }
 
-    func string(forKey key: String) -> String? {
+    public func string(forKey key: String) -> String? {
         lookup(key) { flag in
             flag.count == 1 ? flag[0] : nil
         } environment: { text in
@@ -36,11 +36,11 @@ struct ConfigurationReader: Sendable {
         }
     }
 
-    func string(forKey key: String, default fallback: String) -> String {
+    public func string(forKey key: String, default fallback: String) -> String {
         string(forKey: key) ?? fallback
     }
 
-    func int(forKey key: String, default fallback: Int) -> Int {
+    public func int(forKey key: String, default fallback: Int) -> Int {
         lookup(key) { flag in
             flag.count == 1 ? Int(flag[0]) : nil
         } environment: { text in
@@ -50,7 +50,7 @@ struct ConfigurationReader: Sendable {
         } ?? fallback
     }
 
-    func bool(forKey key: String, default fallback: Bool) -> Bool {
+    public func bool(forKey key: String, default fallback: Bool) -> Bool {
         lookup(key) { flag in
             switch flag.count {
             case 0: true
@@ -68,7 +68,17 @@ struct ConfigurationReader: Sendable {
         } ?? fallback
     }
 
-    func intArray(forKey key: String, default fallback: [Int]) -> [Int] {
+    /// A positive integer; a value that is not an integer or not positive is an error naming `key`.
+    public func positiveInt(forKey key: String, default fallback: Int) throws -> Int {
+        if let text = string(forKey: key), Int(text) == nil {
+            throw ConfigurationError(key: key, reason: "\"\(text)\" is not an integer")
+        }
+        let value = int(forKey: key, default: fallback)
+        guard value > 0 else { throw ConfigurationError(key: key, reason: "must be positive, got \(value)") }
+        return value
+    }
+
+    public func intArray(forKey key: String, default fallback: [Int]) -> [Int] {
         lookup(key) { flag in
             Self.all(flag.map { Int($0) })
         } environment: { text in
@@ -82,7 +92,7 @@ struct ConfigurationReader: Sendable {
     }
 
     /// An array of strings: repeated flags, a `:`-separated environment variable (like `PATH`), or a file array.
-    func stringArray(forKey key: String) -> [String]? {
+    public func stringArray(forKey key: String) -> [String]? {
         lookup(key) { flag in
             flag
         } environment: { text in
