@@ -63,6 +63,7 @@ extension Method {
     static let provide = "io.beacon.Providers.Provide"
     static let answer = "io.beacon.Providers.Answer"
     static let publish = "io.beacon.Providers.Publish"
+    static let setAvailable = "io.beacon.Providers.SetAvailable"
 }
 
 extension BeaconClient {
@@ -134,6 +135,16 @@ extension BeaconClient {
         if resync { parameters["resync"] = .bool(true) }
         let reply = try await call(method: Method.publish, parameters: parameters)
         return try ReplyReader(reply, "Publish reply").int("version")
+    }
+}
+
+extension BeaconClient {
+    /// Reports whether `provider` can carry out writes. While it cannot, the daemon fails writes of its subtrees
+    /// at once with ``BeaconError/Code/providerUnavailable`` and `reason`, and reads say that values may be stale.
+    public func setAvailable(provider: Int64, _ available: Bool, reason: String? = nil) async throws(BeaconError) {
+        var parameters: [String: JSONValue] = ["provider": .int(provider), "available": .bool(available)]
+        if let reason { parameters["reason"] = .string(reason) }
+        _ = try await call(method: Method.setAvailable, parameters: parameters)
     }
 }
 

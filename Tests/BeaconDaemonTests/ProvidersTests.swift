@@ -191,4 +191,71 @@ struct ProvidersTests {
         caller.send("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "eco"])
         #expect(try nextRequest(again)["key"] == "fleet.mode")
     }
+
+    @Test(
+        "configured subtrees refuse writes until their provider registers; availability shows in Status and Get; a VersionMismatch answer carries this daemon's versions"
+    )
+    func availability() throws {
+        let daemon = try TestDaemon(arguments: ["--fleet-prefixes", "fleet"])
+        let caller = try daemon.connect()
+        func providerState() throws -> [String: JSONValue]? {
+            let status = try caller.parameters("io.beacon.Daemon.Status", [:])["status"]
+            let states = status?["providers"]?.elements ?? []
+            #expect(states.count == 1)
+            return states.first?.members
+        }
+        let early = try caller.call("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "eco"])
+        #expect(early.error == "io.beacon.Providers.ProviderUnavailable")
+        #expect(early["reason"]?.stringValue?.contains("fleet.prefixes") == true)
+        #expect(try providerState()?["available"] == false)
+        #expect(try providerState()?["subtrees"] == ["fleet.**"])
+        try caller.set("local.mode", "on")
+
+        let providerStream = try daemon.connect()
+        let provider = try daemon.connect()
+        let number = try register(providerStream, ["fleet.**"])
+        _ = try provider.parameters(
+            "io.beacon.Providers.Publish",
+            ["provider": .int(number), "changes": [["key": "fleet.mode", "value": "eco", "providerVersion": 5]]])
+        #expect(try providerState()?["available"] == true)
+        #expect(try providerState()?["provider"]?.intValue == number)
+        let fresh = try caller.parameters("io.beacon.Properties.Get", ["key": "fleet.mode"])
+        #expect(fresh["unavailable"] == nil)
+
+        // The provider loses its backend: writes fail at once, reads say that they may be stale.
+        _ = try provider.parameters(
+            "io.beacon.Providers.SetAvailable",
+            ["provider": .int(number), "available": false, "reason": "no etcd quorum"])
+        let refused = try caller.call("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "max"])
+        #expect(refused.error == "io.beacon.Providers.ProviderUnavailable")
+        #expect(refused["reason"] == "no etcd quorum")
+        let stale = try caller.parameters("io.beacon.Properties.Get", ["key": "fleet.mode"])
+        #expect(stale["property"]?["value"] == "eco")
+        #expect(stale["unavailable"]?["reason"] == "no etcd quorum")
+        #expect((stale["unavailable"]?["sinceUsec"]?.intValue ?? 0) > 0)
+        #expect(try caller.parameters("io.beacon.Properties.Get", ["key": "local.mode"])["unavailable"] == nil)
+        let down = try providerState()
+        #expect(down?["available"] == false)
+        #expect(down?["reason"] == "no etcd quorum")
+        #expect(down?["sinceUsec"]?.intValue == stale["unavailable"]?["sinceUsec"]?.intValue)
+        let missing = try provider.call("io.beacon.Providers.SetAvailable", ["provider": .int(number)])
+        #expect(missing.error == "org.varlink.service.InvalidParameter")
+
+        _ = try provider.parameters("io.beacon.Providers.SetAvailable", ["provider": .int(number), "available": true])
+        #expect(try caller.parameters("io.beacon.Properties.Get", ["key": "fleet.mode"])["unavailable"] == nil)
+        #expect(try providerState()?["available"] == true)
+
+        // The provider's compare failed: the caller learns the version it gave and the key's version here.
+        let version = try #require(fresh["property"]?["version"]?.intValue)
+        caller.send("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "max", "ifVersion": .int(version)])
+        let guarded = try nextRequest(providerStream)
+        #expect(guarded["ifProviderVersion"]?.intValue == 5)
+        _ = try provider.parameters(
+            "io.beacon.Providers.Answer",
+            ["provider": .int(number), "id": guarded["id"] ?? .null, "error": "io.beacon.Properties.VersionMismatch"])
+        let lost = try caller.receive()
+        #expect(lost.error == "io.beacon.Properties.VersionMismatch")
+        #expect(lost["expected"]?.intValue == version)
+        #expect(lost["actual"]?.intValue == version)
+    }
 }

@@ -25,6 +25,20 @@ public struct DaemonStatus: Sendable, Hashable {
         public var problems: [SettingsProblem]
     }
 
+    /// A provided subtree (`io.beacon.Providers`), or one the configuration's `fleet.prefixes` expects.
+    public struct ProviderState: Sendable, Hashable {
+        /// The patterns, such as `fleet.**`.
+        public var subtrees: [String]
+        /// The provider's number, process id and command; `nil` when no provider is registered.
+        public var provider: Int64?
+        public var pid: Int64?
+        public var command: String?
+        /// Whether writes of the subtrees work; when not, why and since when.
+        public var isAvailable: Bool
+        public var reason: String?
+        public var sinceUsec: Int64?
+    }
+
     /// The daemon's software version.
     public var software: String
     public var pid: Int64
@@ -46,6 +60,7 @@ public struct DaemonStatus: Sendable, Hashable {
     public var bridge: [String: String]
     public var storeError: StoreError?
     public var settings: Settings?
+    public var providers: [ProviderState]
 
     init(parsing value: JSONValue?) throws(BeaconError) {
         let reader = try ReplyReader(value, "status")
@@ -65,6 +80,16 @@ public struct DaemonStatus: Sendable, Hashable {
         if let error = reader.members["storeError"] {
             let store = try ReplyReader(error, "storeError")
             storeError = StoreError(reason: try store.string("reason"), sinceUsec: try store.int("sinceUsec"))
+        }
+        providers = []
+        for entry in reader.members["providers"]?.arrayValue ?? [] {
+            let state = try ReplyReader(entry, "provider state")
+            providers.append(
+                ProviderState(
+                    subtrees: (state.members["subtrees"]?.arrayValue ?? []).compactMap(\.stringValue),
+                    provider: state.optionalInt("provider"), pid: state.optionalInt("pid"),
+                    command: state.optionalString("command"), isAvailable: state.bool("available", default: false),
+                    reason: state.optionalString("reason"), sinceUsec: state.optionalInt("sinceUsec")))
         }
         if let value = reader.members["settings"] {
             let settings = try ReplyReader(value, "settings")

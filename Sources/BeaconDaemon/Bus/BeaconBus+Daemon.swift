@@ -40,6 +40,7 @@ extension BeaconBus {
                 "reason": .string(storeFailure.reason), "sinceUsec": .int(storeFailure.sinceUsec),
             ])
         }
+        if hasProviders { status["providers"] = .array(providerStatus()) }
         if !lifecycle.dbusBuses.isEmpty {
             status["bridge"] = .object(lifecycle.dbusBuses.mapValues { .string($0) })
         }

@@ -3,10 +3,19 @@ import BeaconProtocol
 /// The subtrees whose Sets and Unsets a client decides (`io.beacon.Providers`), and the requests forwarded to
 /// their providers that wait for an answer.
 final class ProviderRegistry {
-    /// A registered provider: its Provide call's connection, and the roots of its subtrees.
+    /// A registered provider: its Provide call's connection, the roots of its subtrees, and whether it can reach
+    /// where their values live.
     struct Provider {
         let client: BusClient
         let roots: [String]
+        /// Set while the provider reports that it cannot carry out writes (SetAvailable).
+        var unavailable: Unavailability?
+    }
+
+    /// Why writes of a subtree fail, and since when.
+    struct Unavailability {
+        var reason: String
+        var sinceUsec: Int64
     }
 
     /// A forwarded Set or Unset.
@@ -17,12 +26,15 @@ final class ProviderRegistry {
         let key: String
         /// The caller asked for an ephemeral Set.
         let ephemeral: Bool
+        /// The caller's `ifVersion`, which a VersionMismatch answer reports.
+        let ifVersion: Int64?
     }
 
     /// By the connection id of their Provide call.
     var byConnection: [Int: Provider] = [:]
-    /// Subtrees whose provider went away, with why: their writes fail until a provider registers them again.
-    var orphans: [String: String] = [:]
+    /// Subtrees with no provider, with why: their provider went away, or the configuration expects one
+    /// (`fleet.prefixes`). Their writes fail until a provider registers them.
+    var orphans: [String: Unavailability] = [:]
     var requests: [Int64: Request] = [:]
     var nextRequest: Int64 = 1
     /// The providerVersion of each provided key's current value or deletion.
@@ -43,7 +55,7 @@ final class ProviderRegistry {
     enum Claim {
         /// The provider registered on connection `id`.
         case provider(id: Int, Provider)
-        /// Nobody: the subtree's provider went away, for `reason`.
+        /// Nobody: the subtree has no provider, for `reason`.
         case orphaned(reason: String)
     }
 
@@ -52,10 +64,24 @@ final class ProviderRegistry {
         for (id, provider) in byConnection where provider.roots.contains(where: { Self.contains($0, key) }) {
             return .provider(id: id, provider)
         }
-        for (root, reason) in orphans where Self.contains(root, key) {
-            return .orphaned(reason: reason)
+        for (root, orphan) in orphans where Self.contains(root, key) {
+            return .orphaned(reason: orphan.reason)
         }
         return nil
+    }
+
+    /// Why writes of `key` fail, when it lies in a subtree with no provider or with an unavailable one.
+    func unavailability(of key: String) -> Unavailability? {
+        for provider in byConnection.values where provider.roots.contains(where: { Self.contains($0, key) }) {
+            return provider.unavailable
+        }
+        for (root, orphan) in orphans where Self.contains(root, key) { return orphan }
+        return nil
+    }
+
+    /// Whether any provided subtree is without a working provider: what every Get checks.
+    var anyUnavailable: Bool {
+        !orphans.isEmpty || byConnection.values.contains { $0.unavailable != nil }
     }
 }
 
@@ -92,6 +118,9 @@ extension BeaconBus {
         case .orphaned(let reason)?: throw BusError.providerUnavailable(key, reason: reason)
         case .provider(let found, let registered)?: (id, provider) = (found, registered)
         }
+        if let unavailable = provider.unavailable {
+            throw BusError.providerUnavailable(key, reason: unavailable.reason)
+        }
         var ifProviderVersion: Int64?
         if let ifVersion {
             let actual = table.entries[key]?.version ?? 0
@@ -106,8 +135,9 @@ extension BeaconBus {
         }
         let waits = client.connection.deferReply()
         sendRequest(
-            to: id, provider, method: method, key: key, value: value, ifProviderVersion: ifProviderVersion,
-            ephemeral: ephemeral, caller: waits ? client : nil, origin: client.origin)
+            to: id, provider, method: method, key: key, value: value, ifVersion: ifVersion,
+            ifProviderVersion: ifProviderVersion, ephemeral: ephemeral, caller: waits ? client : nil,
+            origin: client.origin)
         if ephemeral, method == "Set" {
             providers.ephemeralKeys[client.connection.id, default: []].insert(key)
         }
@@ -116,12 +146,12 @@ extension BeaconBus {
 
     private func sendRequest(
         to id: Int, _ provider: ProviderRegistry.Provider, method: String, key: String, value: [UInt8]?,
-        ifProviderVersion: Int64?, ephemeral: Bool, caller: BusClient?, origin: Origin
+        ifVersion: Int64? = nil, ifProviderVersion: Int64?, ephemeral: Bool, caller: BusClient?, origin: Origin
     ) {
         let number = providers.nextRequest
         providers.nextRequest += 1
         providers.requests[number] = ProviderRegistry.Request(
-            provider: id, caller: caller, key: key, ephemeral: ephemeral)
+            provider: id, caller: caller, key: key, ephemeral: ephemeral, ifVersion: ifVersion)
         provider.client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"requests\":[{\"id\":", to: &buffer)
             JSONWriter.appendInt(number, to: &buffer)
@@ -160,7 +190,9 @@ extension BeaconBus {
         }
         guard let provider = providers.byConnection.removeValue(forKey: id) else { return }
         let reason = "the provider (pid \(client.origin.pid)) disconnected"
-        for root in provider.roots { providers.orphans[root] = reason }
+        let orphaned = ProviderRegistry.Unavailability(reason: reason, sinceUsec: WallClock.nowUsec())
+        for root in provider.roots { providers.orphans[root] = orphaned }
+        refreshProviderAvailability()
         for (number, request) in providers.requests where request.provider == id {
             providers.requests.removeValue(forKey: number)
             let error = BusError.providerUnavailable(request.key, reason: reason)
@@ -208,6 +240,7 @@ extension BeaconBus {
         }
         providers.byConnection[client.connection.id] = ProviderRegistry.Provider(client: client, roots: roots)
         hasProviders = true
+        refreshProviderAvailability()
         client.connection.reply(["provider": .int(Int64(client.connection.id)), "requests": []], continues: true)
         client.connection.beginStream()
         logger.info(
@@ -236,6 +269,13 @@ extension BeaconBus {
             guard VarlinkNames.isValidQualifiedMemberName(error) else { throw .invalidParameter("error") }
             var errorParameters: [String: JSONValue] = [:]
             if case .object(let members)? = parameters.optionalValue("errorParameters") { errorParameters = members }
+            if error == "io.beacon.Properties.VersionMismatch", let expected = request.ifVersion {
+                // The provider compared its own versions; the caller knows this daemon's.
+                errorParameters = [
+                    "key": .string(request.key), "expected": .int(expected),
+                    "actual": .int(table.entries[request.key]?.version ?? 0),
+                ]
+            }
             let reply = VarlinkError(name: error, parameters: errorParameters)
             providers.requests.removeValue(forKey: number)
             if request.ephemeral, let caller = request.caller {
@@ -253,6 +293,73 @@ extension BeaconBus {
             request.caller?.connection.answerDeferred { $0.reply("version", integer: version) }
         }
         client.connection.reply([:])
+    }
+
+    func setAvailable(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+        let (id, provider) = try namedProvider(parameters, client: client)
+        guard case .bool(let available)? = parameters.optionalValue("available") else {
+            throw .invalidParameter("available")
+        }
+        if available {
+            if provider.unavailable != nil {
+                logger.notice(
+                    "a provider is available again", metadata: ["subtrees": "\(provider.roots.map { $0 + ".**" })"])
+            }
+            providers.byConnection[id]?.unavailable = nil
+        } else {
+            let reason = try parameters.optionalString("reason") ?? "the provider is unavailable"
+            if provider.unavailable?.reason != reason {
+                logger.notice(
+                    "a provider is unavailable; writes of its subtrees fail",
+                    metadata: ["subtrees": "\(provider.roots.map { $0 + ".**" })", "reason": "\(reason)"])
+            }
+            let since = provider.unavailable?.sinceUsec ?? WallClock.nowUsec()
+            providers.byConnection[id]?.unavailable = ProviderRegistry.Unavailability(reason: reason, sinceUsec: since)
+        }
+        refreshProviderAvailability()
+        client.connection.reply([:])
+    }
+
+    /// Claims the configured subtrees (`fleet.prefixes`) for a provider that has not registered yet, so that their
+    /// writes fail instead of being stored locally.
+    func expectProviders(of roots: [String]) {
+        let since = WallClock.nowUsec()
+        for root in roots where !providers.byConnection.values.contains(where: { $0.roots.contains(root) }) {
+            providers.orphans[root] = ProviderRegistry.Unavailability(
+                reason: "no provider has registered yet (the configuration names \(root).** in fleet.prefixes)",
+                sinceUsec: since)
+        }
+        hasProviders = hasProviders || !roots.isEmpty
+        refreshProviderAvailability()
+    }
+
+    func refreshProviderAvailability() {
+        hasUnavailableProviders = providers.anyUnavailable
+    }
+
+    /// The provided subtrees, for Status: who provides each, and whether its writes work.
+    func providerStatus() -> [JSONValue] {
+        var states: [JSONValue] = []
+        for (id, provider) in providers.byConnection.sorted(by: { $0.key < $1.key }) {
+            var state: [String: JSONValue] = [
+                "subtrees": .array(provider.roots.map { .string($0 + ".**") }), "provider": .int(Int64(id)),
+                "pid": .int(Int64(provider.client.origin.pid)), "available": .bool(provider.unavailable == nil),
+            ]
+            if let command = provider.client.origin.command { state["command"] = .string(command) }
+            if let unavailable = provider.unavailable {
+                state["reason"] = .string(unavailable.reason)
+                state["sinceUsec"] = .int(unavailable.sinceUsec)
+            }
+            states.append(.object(state))
+        }
+        for (root, orphan) in providers.orphans.sorted(by: { $0.key < $1.key }) {
+            states.append(
+                .object([
+                    "subtrees": .array([.string(root + ".**")]), "available": .bool(false),
+                    "reason": .string(orphan.reason), "sinceUsec": .int(orphan.sinceUsec),
+                ]))
+        }
+        return states
     }
 
     func publish(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {

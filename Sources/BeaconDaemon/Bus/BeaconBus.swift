@@ -72,6 +72,8 @@ package final class BeaconBus: VarlinkService {
     /// Whether a subtree was ever provided (it stays claimed, orphaned, when its provider goes): what every Set
     /// and Unset checks, a stored flag rather than the registry's dictionaries.
     @exclusivity(unchecked) var hasProviders = false
+    /// Whether some provided subtree has no working provider, so that Get marks its values as possibly stale.
+    @exclusivity(unchecked) var hasUnavailableProviders = false
     /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
     @exclusivity(unchecked) private var endOfTickRequested = false
 

@@ -60,6 +60,9 @@ enum BusMethods {
         "io.beacon.Providers.Publish": Method { bus, parameters, client throws(VarlinkError) in
             try bus.publish(parameters, client: client)
         },
+        "io.beacon.Providers.SetAvailable": Method { bus, parameters, client throws(VarlinkError) in
+            try bus.setAvailable(parameters, client: client)
+        },
         "io.beacon.Suspend": Method { bus, _, client in bus.suspend(client: client) },
         "io.beacon.Resume": Method { bus, _, client throws(VarlinkError) in try bus.resume(client: client) },
         "io.beacon.Daemon.Status": Method { bus, _, client in bus.replyStatus(to: client) },

@@ -1,4 +1,5 @@
 import BeaconConfiguration
+import BeaconProtocol
 import BeaconSystemd
 import Logging
 
@@ -27,6 +28,10 @@ public struct DaemonConfiguration: Sendable {
     public var settings: SettingsPaths
     /// The declarative D-Bus bridge (the configuration file's `bridge` section); read at start-up only.
     public var bridge: [DBusMapping]
+    /// `fleet.prefixes`: the roots of the subtrees beacon-fleet mirrors to etcd (`fleet` for `fleet.**`). Until
+    /// a provider registers them, their writes fail with `io.beacon.Providers.ProviderUnavailable` instead of
+    /// being stored here only. Read at start-up only.
+    public var fleetPrefixes: [String]
     /// The configuration file that was read, if any.
     public var configFile: String?
 
@@ -76,6 +81,18 @@ public struct DaemonConfiguration: Sendable {
         }
         logLevel = parsed
         lifecycle = try LifecycleSettings(reader: reader)
+        fleetPrefixes = reader.stringArray(forKey: "fleet.prefixes") ?? []
+        for prefix in fleetPrefixes {
+            let key: PropertyKey
+            do {
+                key = try PropertyKey(prefix, limits: limits.keyLimits)
+            } catch {
+                throw ConfigurationError(key: "fleet.prefixes", reason: "\"\(prefix)\" is not a key: \(error.reason)")
+            }
+            guard !BeaconBus.isReserved(key.rawValue) else {
+                throw ConfigurationError(key: "fleet.prefixes", reason: "\"\(prefix)\" is a reserved subtree")
+            }
+        }
         settings = try SettingsPaths(reader: reader, environment: environment)
         if let file {
             bridge = try BridgeSettings.mappings(fromDocument: file.document, limits: limits.keyLimits)

@@ -46,6 +46,7 @@ public final class BeaconDaemonService: Service, Sendable {
             }
             let limits = configuration.limits
             let historyLimit = configuration.historyLimit
+            let fleetRoots = configuration.fleetPrefixes
             server = try await VarlinkServer.start(
                 on: eventLoop,
                 listener: listener,
@@ -58,7 +59,7 @@ public final class BeaconDaemonService: Service, Sendable {
                 limits: Self.serverLimits(configuration),
                 logger: logger
             ) {
-                try BeaconBus(
+                let bus = try BeaconBus(
                     storage: store,
                     marker: VersionMarker(path: configuration.storePath + "-version"),
                     limits: limits,
@@ -66,6 +67,8 @@ public final class BeaconDaemonService: Service, Sendable {
                     settings: configuration.settings,
                     logger: logger
                 )
+                if !fleetRoots.isEmpty { bus.expectProviders(of: fleetRoots) }
+                return bus
             }
         } catch {
             logger.critical("cannot start: \(error)")

@@ -145,8 +145,13 @@ public enum BeaconInterfaces {
             locked: ?bool
         )
 
+        # Why a provided key's value may be out of date, and since when (io.beacon.Providers).
+        type Unavailable (reason: string, sinceUsec: int)
+
         # Returns the property stored under a key, or its default or forced value when nothing is stored.
-        method Get(key: string) -> (property: Property)
+        # unavailable is present when the key lies in a provided subtree whose provider is gone or cannot
+        # reach where the values live: the value is the last one known here.
+        method Get(key: string) -> (property: Property, unavailable: ?Unavailable)
 
         # Stores a value under a key and returns the version of the change.
         #
@@ -434,7 +439,25 @@ public enum BeaconInterfaces {
             # served meanwhile, and writes fail with io.beacon.StoreFailed until a commit succeeds again.
             storeError: ?StoreErrorState,
             # The schemas and lockdown rules in force, and the problems of their files.
-            settings: ?SettingsState
+            settings: ?SettingsState,
+            # Each provided subtree (io.beacon.Providers), and each one the configuration's fleet.prefixes
+            # expects: who provides it, and whether its writes work; absent when there are none.
+            providers: ?[]ProviderState
+        )
+
+        type ProviderState (
+            # The patterns, such as "fleet.**".
+            subtrees: []string,
+            # The provider's number, process id and command; absent when no provider is registered.
+            provider: ?int,
+            pid: ?int,
+            command: ?string,
+            # False while no provider is registered or the provider reports that it cannot reach where the
+            # values live (beacon-fleet: no etcd quorum): writes fail with
+            # io.beacon.Providers.ProviderUnavailable, and reads answer the last known values.
+            available: bool,
+            reason: ?string,
+            sinceUsec: ?int
         )
 
         type SettingsState (
@@ -621,7 +644,15 @@ public enum BeaconInterfaces {
         # change is applied as Publish would and the caller gets the version it took (or the key's current
         # one when the change was older or equal); with error, the caller gets that error (a qualified
         # name such as io.beacon.Providers.ProviderUnavailable or io.beacon.Properties.VersionMismatch)
-        # with errorParameters.
+        # with errorParameters. For io.beacon.Properties.VersionMismatch the daemon replaces the parameters
+        # with the caller's expected version and the key's current version here: publish the value that won
+        # before answering so, and the caller sees the version to retry with.
+        #
+        # Compare-and-set across machines: clients give ifVersion in this daemon's versions. The daemon
+        # checks it, then passes ifProviderVersion, the providerVersion of the value that version names.
+        # The provider carries out the write only if its store still holds that providerVersion (etcd: a
+        # Txn comparing mod_revision, or create_revision 0 for an absent key), so of several machines
+        # writing the same value's successor at once, exactly one succeeds.
         method Answer(
             provider: int,
             id: int,
@@ -633,6 +664,11 @@ public enum BeaconInterfaces {
         # Applies changes of the provider's keys in order, and returns the daemon's version after them. With
         # resync, changes hold every key of the provider's subtrees: the others are deleted.
         method Publish(provider: int, changes: []Change, resync: ?bool) -> (version: int)
+
+        # Reports whether the provider can carry out writes. While it cannot, the daemon fails writes of its
+        # subtrees at once with ProviderUnavailable(reason), Get answers the last known values with
+        # unavailable set, and Status shows the reason and since when.
+        method SetAvailable(provider: int, available: bool, reason: ?string) -> ()
 
         # No provider is connected for the key's subtree, or the provider cannot reach where the values live
         # (reason says which). Reads still answer the last values.

@@ -21,7 +21,9 @@ struct GetCommand: ParsableCommand {
             "locked":{"file","line","forced"} when a lockdown file locks the key. On a terminal such a value \
             is followed by "(default)", "(locked by FILE:LINE)" or both, "(default, locked by FILE:LINE)"; in \
             a pipe or a file the value is printed alone. A key that holds no value exits with status 1 \
-            (io.beacon.Properties.KeyNotFound).
+            (io.beacon.Properties.KeyNotFound). A provided key whose provider cannot reach where the values \
+            live (beacon-fleet without an etcd quorum) prints its last known value, with a warning on \
+            standard error.
             """
     )
 
@@ -54,6 +56,12 @@ struct GetCommand: ParsableCommand {
             output.line(line)
         }
         output.flush()
+        if let unavailable = reply["unavailable"], !settings.json {
+            let since = unavailable["sinceUsec"]?.intValue.map { " since " + TimeText.localTime(microseconds: $0) }
+            OutputBuffer.standardError(
+                "beaconctl: \(key) may be out of date: its provider is unavailable\(since ?? ""): "
+                    + (unavailable["reason"]?.stringValue ?? "?"))
+        }
     }
 
     /// "default", "locked by FILE:LINE" or both for a property that shows its default or is locked; `nil` for any

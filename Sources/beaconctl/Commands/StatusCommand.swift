@@ -10,6 +10,8 @@ struct StatusCommand: ParsableCommand {
             The Settings line counts the schema files, the keys and patterns they and the registrations \
             declare, the registrations, the lockdown files and their rules; a Problem line follows for every \
             part of those files the daemon skipped (FILE:LINE: PROBLEM; beaconctl schemas shows them all). \
+            A Provider line shows each provided subtree (io.beacon.Providers; beacon-fleet's fleet.prefixes): \
+            its provider, and, when its writes fail, since when and why. \
             With --json prints {"status":{...}} as io.beacon.Daemon.Status returns it.
             """
     )
@@ -69,10 +71,32 @@ struct StatusCommand: ParsableCommand {
                 rows.append(("D-Bus bridge", "\(bus): \(text(bridge[bus]))"))
             }
         }
+        for state in take("providers")?.arrayValue ?? [] {
+            rows.append(("Provider", Self.providerText(state)))
+        }
         for name in status.keys.sorted() {
             rows.append((name, text(status[name])))
         }
         for line in LabelledLines.render(rows, on: terminal) { output.line(line) }
         output.flush()
+    }
+
+    /// `fleet.** by beacon-fleet (pid 42): unavailable since 10:02:03 (2 min): no etcd quorum`.
+    static func providerText(_ state: JSONValue) -> String {
+        let subtrees = (state["subtrees"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
+        var text = subtrees
+        if let pid = state["pid"]?.intValue {
+            text += " by \(state["command"]?.stringValue ?? "pid") (pid \(pid))"
+        } else {
+            text += " (no provider)"
+        }
+        guard state["available"]?.boolValue != true else { return text + ": available" }
+        text += ": unavailable"
+        if let since = state["sinceUsec"]?.intValue {
+            let duration = TimeText.duration(microseconds: TimeText.nowMicroseconds() - since)
+            text += " since \(TimeText.localTime(microseconds: since)) (\(duration))"
+        }
+        if let reason = state["reason"]?.stringValue { text += ": " + reason }
+        return text
     }
 }
