@@ -1,0 +1,215 @@
+import EtcdAPI
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Synchronization
+
+/// The etcd v3 calls beacon-fleet makes, over one gRPC client that balances across the configured endpoints
+/// (round robin over the ready ones, so that a member going away costs no more than its own calls).
+final class EtcdConnection: Sendable {
+    let grpc: GRPCClient<HTTP2ClientTransport.Posix>
+    private let kv: Etcdserverpb_KV.Client<HTTP2ClientTransport.Posix>
+    private let watcher: Etcdserverpb_Watch.Client<HTTP2ClientTransport.Posix>
+    private let leases: Etcdserverpb_Lease.Client<HTTP2ClientTransport.Posix>
+    private let auth: Etcdserverpb_Auth.Client<HTTP2ClientTransport.Posix>
+    private let timeout: Duration
+    private let credentials: (user: String, password: String)?
+    /// The authentication token, once etcd gave one.
+    private let token = Mutex<String?>(nil)
+
+    init(configuration: FleetConfiguration) throws {
+        let pairs = configuration.endpoints.map { (host: $0.host, port: $0.port) }
+        let target: any ResolvableTarget
+        if configuration.endpoints.allSatisfy({ Self.isIPv4($0.host) }) {
+            target = .ipv4(pairs: pairs)
+        } else if configuration.endpoints.allSatisfy({ $0.host.contains(":") }) {
+            target = .ipv6(pairs: pairs)
+        } else if configuration.endpoints.count == 1 {
+            target = .dns(host: pairs[0].host, port: pairs[0].port)
+        } else {
+            throw EtcdError.configuration("several etcd endpoints must all be IP addresses (one name may be given)")
+        }
+        let security: HTTP2ClientTransport.Posix.TransportSecurity
+        if let files = configuration.tls {
+            let configure: (inout HTTP2ClientTransport.Posix.TransportSecurity.TLS) -> Void = { tls in
+                if let ca = files.caFile { tls.trustRoots = .certificates([.file(path: ca, format: .pem)]) }
+            }
+            if let cert = files.certFile, let key = files.keyFile {
+                security = .mTLS(
+                    certificateChain: [.file(path: cert, format: .pem)], privateKey: .file(path: key, format: .pem),
+                    configure: configure)
+            } else {
+                security = .tls(configure: configure)
+            }
+        } else {
+            security = .plaintext
+        }
+        let transport = try HTTP2ClientTransport.Posix(
+            target: target, transportSecurity: security,
+            config: .defaults { config in
+                // A partition that does not close the connection is noticed within seconds.
+                config.connection.keepalive = .init(time: .seconds(5), timeout: .seconds(3), allowWithoutCalls: true)
+                config.backoff = .init(initial: .milliseconds(100), max: .seconds(2), multiplier: 1.6, jitter: 0.2)
+            },
+            serviceConfig: ServiceConfig(loadBalancingConfig: [.roundRobin]))
+        grpc = GRPCClient(transport: transport)
+        kv = Etcdserverpb_KV.Client(wrapping: grpc)
+        watcher = Etcdserverpb_Watch.Client(wrapping: grpc)
+        leases = Etcdserverpb_Lease.Client(wrapping: grpc)
+        auth = Etcdserverpb_Auth.Client(wrapping: grpc)
+        timeout = configuration.requestTimeout
+        if let user = configuration.user, let file = configuration.passwordFile {
+            guard let password = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw EtcdError.configuration("cannot read the password file \(file)")
+            }
+            credentials = (user, password.trimmingCharacters(in: .newlines))
+        } else {
+            credentials = nil
+        }
+    }
+
+    /// Runs the client's connections until ``close()``.
+    func run() async throws { try await grpc.runConnections() }
+
+    func close() { grpc.beginGracefulShutdown() }
+
+    private var options: CallOptions {
+        var options = CallOptions.defaults
+        options.timeout = timeout
+        return options
+    }
+
+    /// The metadata of every call: the authentication token, once there is one.
+    private func metadata(_ extra: Metadata = [:]) async throws -> Metadata {
+        guard let credentials else { return extra }
+        var metadata = extra
+        let current: String
+        if let known = token.withLock({ $0 }) {
+            current = known
+        } else {
+            var request = Etcdserverpb_AuthenticateRequest()
+            request.name = credentials.user
+            request.password = credentials.password
+            current = try await auth.authenticate(request, options: options).token
+            token.withLock { $0 = current }
+        }
+        metadata.addString(current, forKey: "token")
+        return metadata
+    }
+
+    /// Runs `call`, authenticating again once when etcd says the token expired.
+    private func authenticated<T: Sendable>(_ call: (Metadata) async throws -> T) async throws -> T {
+        do {
+            return try await call(try await metadata())
+        } catch let error as RPCError where error.code == .unauthenticated && credentials != nil {
+            token.withLock { $0 = nil }
+            return try await call(try await metadata())
+        }
+    }
+
+    /// Every key from `prefix` on (a linearizable read).
+    func range(prefix: [UInt8]) async throws -> Etcdserverpb_RangeResponse {
+        var request = Etcdserverpb_RangeRequest()
+        request.key = Data(prefix)
+        request.rangeEnd = Data(Self.prefixEnd(prefix))
+        return try await authenticated { metadata in
+            try await kv.range(request, metadata: metadata, options: options)
+        }
+    }
+
+    func txn(_ request: Etcdserverpb_TxnRequest) async throws -> Etcdserverpb_TxnResponse {
+        try await authenticated { metadata in try await kv.txn(request, metadata: metadata, options: options) }
+    }
+
+    func grantLease(ttl: Int) async throws -> Int64 {
+        var request = Etcdserverpb_LeaseGrantRequest()
+        request.ttl = Int64(ttl)
+        let response = try await authenticated { metadata in
+            try await leases.leaseGrant(request, metadata: metadata, options: options)
+        }
+        guard response.error.isEmpty else { throw EtcdError.refused(response.error) }
+        return response.id
+    }
+
+    func revokeLease(_ id: Int64) async throws {
+        var request = Etcdserverpb_LeaseRevokeRequest()
+        request.id = id
+        _ = try await authenticated { metadata in
+            try await leases.leaseRevoke(request, metadata: metadata, options: options)
+        }
+    }
+
+    /// Keeps lease `id` alive, renewing it every `interval`, until the task is cancelled; returns when etcd says
+    /// the lease is gone, and throws when the stream fails.
+    func keepAlive(_ id: Int64, every interval: Duration) async throws {
+        let request = Etcdserverpb_LeaseKeepAliveRequest.with { $0.id = id }
+        try await leases.leaseKeepAlive(
+            metadata: try await metadata(["hasleader": "true"]),
+            requestProducer: { writer in
+                while !Task.isCancelled {
+                    try await writer.write(request)
+                    try await Task.sleep(for: interval)
+                }
+            },
+            onResponse: { response in
+                for try await message in response.messages where message.ttl <= 0 { return }
+            })
+    }
+
+    /// Watches every key from `prefix` on, from `revision`, passing each response to `handle` until it returns
+    /// false; throws when the stream fails. The stream requires a leader: etcd ends it when its member loses one.
+    func watch(
+        prefix: [UInt8], from revision: Int64,
+        handle: @escaping @Sendable (Etcdserverpb_WatchResponse) async throws -> Bool
+    ) async throws {
+        var create = Etcdserverpb_WatchCreateRequest()
+        create.key = Data(prefix)
+        create.rangeEnd = Data(Self.prefixEnd(prefix))
+        create.startRevision = revision
+        let request = Etcdserverpb_WatchRequest.with { $0.requestUnion = .createRequest(create) }
+        try await watcher.watch(
+            metadata: try await metadata(["hasleader": "true"]),
+            requestProducer: { writer in
+                try await writer.write(request)
+                // The request side stays open: etcd ends a watch stream whose client stops sending.
+                while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            },
+            onResponse: { response in
+                for try await message in response.messages {
+                    guard try await handle(message) else { return }
+                }
+                throw EtcdError.refused("etcd ended the watch stream")
+            })
+    }
+
+    /// The end of the range of every key that starts with `prefix`.
+    static func prefixEnd(_ prefix: [UInt8]) -> [UInt8] {
+        var end = prefix
+        while let last = end.last {
+            if last < 0xFF {
+                end[end.count - 1] = last + 1
+                return end
+            }
+            end.removeLast()
+        }
+        return [0]
+    }
+
+    static func isIPv4(_ host: String) -> Bool {
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+    }
+}
+
+/// A failure of etcd that is not a gRPC status.
+enum EtcdError: Error, CustomStringConvertible {
+    case configuration(String)
+    case refused(String)
+
+    var description: String {
+        switch self {
+        case .configuration(let text): "configuration: \(text)"
+        case .refused(let text): text
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import BeaconClient
+import BeaconFleet
+import Foundation
+import Logging
+
+// beacon-fleet: mirrors the subtrees named in fleet.prefixes between beacond and etcd (see Fleet/README.md).
+let environment = ProcessInfo.processInfo.environment
+let configuration: FleetConfiguration
+do {
+    configuration = try FleetConfiguration.load(arguments: CommandLine.arguments, environment: environment)
+} catch {
+    FileHandle.standardError.write(Data("beacon-fleet: \(error)\n".utf8))
+    exit(2)
+}
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
+    return handler
+}
+let logger = Logger(label: "beacon-fleet")
+
+signal(SIGTERM, SIG_IGN)
+signal(SIGINT, SIG_IGN)
+let main = Task {
+    do {
+        let client = try await BeaconClient.connect(to: try BeaconAddress(configuration.address))
+        let bridge = try FleetBridge(configuration: configuration, client: client, logger: logger)
+        logger.info(
+            "mirroring to etcd",
+            metadata: [
+                "subtrees": "\(configuration.prefixes.map { $0 + ".**" })",
+                "endpoints": "\(configuration.endpoints)", "machine": "\(configuration.machine)",
+            ])
+        try await bridge.run()
+        client.close()
+    } catch {
+        logger.critical("cannot run: \(error)")
+        exit(1)
+    }
+}
+var sources: [any DispatchSourceSignal] = []
+for number in [SIGTERM, SIGINT] {
+    let source = DispatchSource.makeSignalSource(signal: number)
+    source.setEventHandler { main.cancel() }
+    source.resume()
+    sources.append(source)
+}
+_ = await main.result
