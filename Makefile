@@ -4,10 +4,10 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 APT_PACKAGES := pkg-config libsystemd-dev libsqlite3-dev sqlite3 dbus-daemon python3 python3-venv \
-	python3-dbusmock systemd
+	python3-dbusmock systemd etcd-server etcd-client
 VENV := .venv
 
-.PHONY: all deps apt-deps venv build run test format lint clean install-user bench-signals bench-bus manual deb \
+.PHONY: all deps apt-deps venv build run test test-fleet format lint clean install-user bench-signals bench-bus manual deb \
 	test-deb fuzz test-sanitizers
 
 all: build
@@ -45,7 +45,16 @@ test: deps
 			Tests/Fuzz/Corpus/$$target || exit 1; \
 	done
 	$(SWIFT) build --package-path Examples/SettingsMirror $(SWIFT_BUILD_FLAGS)
+	$(MAKE) test-fleet
 	$(MAKE) test-deb
+
+# beacon-fleet (its own package under Fleet/, so that beacond's build does not build gRPC) against a real
+# three-member etcd cluster, with the beacond and beaconctl built above.
+test-fleet:
+	$(SWIFT) build --package-path Fleet --build-tests $(SWIFT_BUILD_FLAGS)
+	BEACOND_PATH=$$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/beacond \
+		BEACONCTL_PATH=$$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/beaconctl \
+		$(SWIFT) test --package-path Fleet --skip-build $(SWIFT_BUILD_FLAGS)
 
 # The parsers that clients and files reach, each under libFuzzer and AddressSanitizer for FUZZ_SECONDS
 # (scripts/fuzz.sh; `make test` replays their checked-in corpus without libFuzzer).
@@ -58,11 +67,14 @@ fuzz:
 test-sanitizers: deps
 	BEACON_TEST_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/test-sanitizers.sh
 
+FORMATTED := Sources Tests Fuzz Package.swift Fleet/Sources/BeaconFleet Fleet/Sources/beacon-fleet Fleet/Tests \
+	Fleet/Package.swift
+
 format:
-	$(SWIFT) format --in-place --recursive --configuration .swift-format Sources Tests Fuzz Package.swift
+	$(SWIFT) format --in-place --recursive --configuration .swift-format $(FORMATTED)
 
 lint:
-	$(SWIFT) format lint --strict --recursive --configuration .swift-format Sources Tests Fuzz Package.swift
+	$(SWIFT) format lint --strict --recursive --configuration .swift-format $(FORMATTED)
 
 # Signals against OpenCombine and a closure call, release build; prints one table with the goal ratios.
 bench-signals:

@@ -35,7 +35,12 @@ extension BeaconClient {
     /// The property stored under `key`. Throws ``BeaconError/Code/keyNotFound`` when there is none.
     public func get(_ key: String) async throws(BeaconError) -> BeaconProperty {
         let reply = try await call(method: Method.get, parameters: ["key": .string(key)])
-        return try BeaconProperty(parsing: reply["property"])
+        var property = try BeaconProperty(parsing: reply["property"])
+        if let unavailable = reply["unavailable"] {
+            let reader = try ReplyReader(unavailable, "unavailable")
+            property.unavailable = (try reader.string("reason"), try reader.int("sinceUsec"))
+        }
+        return property
     }
 
     /// The value stored under `key` decoded as `type`, or `nil` when the key does not exist. Throws

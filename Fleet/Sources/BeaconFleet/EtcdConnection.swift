@@ -117,8 +117,11 @@ final class EtcdConnection: Sendable {
         }
     }
 
-    func txn(_ request: Etcdserverpb_TxnRequest) async throws -> Etcdserverpb_TxnResponse {
-        try await authenticated { metadata in try await kv.txn(request, metadata: metadata, options: options) }
+    /// One transaction, given `timeout` to complete.
+    func txn(_ request: Etcdserverpb_TxnRequest, timeout: Duration) async throws -> Etcdserverpb_TxnResponse {
+        var options = CallOptions.defaults
+        options.timeout = timeout
+        return try await authenticated { metadata in try await kv.txn(request, metadata: metadata, options: options) }
     }
 
     func grantLease(ttl: Int) async throws -> Int64 {

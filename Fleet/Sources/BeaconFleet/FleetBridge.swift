@@ -112,9 +112,11 @@ public actor FleetBridge {
                 failures = 0
             } catch {
                 guard !Task.isCancelled, self.provider == provider else { continue }
-                await markUnavailable(provider, reason: Self.describe(error))
+                // The first failure is retried at once without a word: a member going away ends the streams
+                // it served, and the next attempt reaches another member.
                 failures += 1
-                let pause = Duration.milliseconds(min(2000, 100 * (1 << min(failures, 5))))
+                if failures > 1 { await markUnavailable(provider, reason: Self.describe(error)) }
+                let pause = Duration.milliseconds(min(2000, 50 * (1 << min(failures - 1, 6))))
                 try? await Task.sleep(for: pause)
             }
         }
@@ -201,6 +203,7 @@ public actor FleetBridge {
         let key = keys.etcdKey(request.key)
         var origin = request.origin
         origin["machine"] = .string(configuration.machine)
+        let write = "\(configuration.machine)/\(UInt64.random(in: 1...UInt64.max))"
         var transaction = Etcdserverpb_TxnRequest()
         if let version = request.ifProviderVersion {
             var compare = Etcdserverpb_Compare()
@@ -231,7 +234,7 @@ public actor FleetBridge {
             case .set:
                 var put = Etcdserverpb_PutRequest()
                 put.key = key
-                put.value = FleetValue(value: request.value ?? .null, origin: origin).encoded
+                put.value = FleetValue(value: request.value ?? .null, origin: origin, write: write).encoded
                 if request.ephemeral { put.lease = try await currentLease() }
                 operation.request = .requestPut(put)
             case .unset:
@@ -243,28 +246,60 @@ public actor FleetBridge {
             var read = Etcdserverpb_RangeRequest()
             read.key = key
             transaction.failure = [Etcdserverpb_RequestOp.with { $0.request = .requestRange(read) }]
-            let response = try await etcd.txn(transaction)
+            let (response, retried) = try await commit(transaction)
             let revision = response.header.revision
+            let current = response.responses.first?.responseRange.kvs.first
+            let value = request.method == .set ? request.value ?? .null : nil
+            let applied = ProviderAnswer.change(
+                ProvidedChange(key: request.key, value: value, providerVersion: revision, origin: origin))
             guard response.succeeded else {
+                if retried {
+                    // The first attempt may have been applied: then the key holds this very write, or is gone.
+                    if let current, (try? FleetValue(decoding: current.value))?.write == write {
+                        return .change(
+                            ProvidedChange(
+                                key: request.key, value: value, providerVersion: current.modRevision, origin: origin))
+                    }
+                    if current == nil, request.method == .unset { return applied }
+                }
                 // Someone else's write won: beacond learns the value that won first, so that the caller's
                 // VersionMismatch names the version to try again with.
-                if request.answered {
-                    let current = response.responses.first?.responseRange.kvs.first
-                    await publishCurrent(of: request.key, current, at: revision, provider: provider)
-                }
+                if request.answered { await publishCurrent(of: request.key, current, at: revision, provider: provider) }
                 return .error("io.beacon.Properties.VersionMismatch")
             }
-            if request.method == .unset, response.responses.first?.responseDeleteRange.deleted == 0 {
+            if request.method == .unset, response.responses.first?.responseDeleteRange.deleted == 0, !retried {
                 await publishCurrent(of: request.key, nil, at: revision, provider: provider)
                 return .error("io.beacon.Properties.KeyNotFound", ["key": .string(request.key)])
             }
-            let value = request.method == .set ? request.value ?? .null : nil
-            return .change(ProvidedChange(key: request.key, value: value, providerVersion: revision, origin: origin))
+            return applied
         } catch {
             let reason = "etcd did not confirm the write (it may still be applied): \(Self.describe(error))"
             logger.warning("a write failed", metadata: ["key": "\(request.key)", "reason": "\(reason)"])
             return .error(
                 "io.beacon.Providers.ProviderUnavailable", ["key": .string(request.key), "reason": .string(reason)])
+        }
+    }
+
+    /// Sends `transaction` until etcd answers or the request timeout passes. An attempt that times out or finds
+    /// no connection is made again: a member going away, or the election after its leader went, drops the
+    /// proposals it had, and etcd itself would answer them only after several seconds. Returns whether an
+    /// attempt was repeated, in which case an earlier one may have been applied.
+    private func commit(
+        _ transaction: Etcdserverpb_TxnRequest
+    ) async throws -> (Etcdserverpb_TxnResponse, retried: Bool) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + configuration.requestTimeout
+        let attemptTimeout = max(configuration.requestTimeout / 4, .milliseconds(500))
+        var retried = false
+        while true {
+            let remaining = deadline - clock.now
+            do {
+                return (try await etcd.txn(transaction, timeout: min(attemptTimeout, remaining)), retried)
+            } catch let error as RPCError where [.deadlineExceeded, .unavailable].contains(error.code) {
+                guard deadline - clock.now > .milliseconds(100) else { throw error }
+                retried = true
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
     }
 
@@ -304,7 +339,8 @@ public actor FleetBridge {
             self.leaseEnded(id)
         }
         lease = (id, keeper)
-        logger.info("granted the lease of this machine's ephemeral keys", metadata: ["lease": "\(id)", "ttl": "\(ttl)"])
+        logger.info(
+            "granted the lease of this machine's ephemeral keys", metadata: ["lease": "\(id)", "ttl": "\(ttl)"])
         return id
     }
 

@@ -3,11 +3,13 @@ import BeaconProtocol
 import EtcdAPI
 import Foundation
 
-/// How a Beacon value is kept in etcd: `{"value": VALUE, "origin": {"uid", "pid", "command", "machine"}}` under
-/// the configured prefix followed by the key.
+/// How a Beacon value is kept in etcd: `{"value": VALUE, "origin": {"uid", "pid", "command", "machine"}, "write":
+/// ID}` under the configured prefix followed by the key. `write` tells a retried write that its first attempt was
+/// applied.
 struct FleetValue {
     var value: JSONValue
     var origin: [String: JSONValue]?
+    var write: String?
 
     /// The largest value beacond takes by default (`limits.maxValueSize`); larger values in etcd are skipped.
     static let maxValueSize = 65_536
@@ -15,6 +17,7 @@ struct FleetValue {
     var encoded: Data {
         var members: [String: JSONValue] = ["value": value]
         if let origin { members["origin"] = .object(origin) }
+        if let write { members["write"] = .string(write) }
         var bytes: [UInt8] = []
         JSONValue.object(members).encode(into: &bytes)
         return Data(bytes)
@@ -38,11 +41,13 @@ struct FleetValue {
         }
         self.value = value
         if case .object(let origin)? = members["origin"] { self.origin = origin }
+        write = members["write"]?.stringValue
     }
 
-    init(value: JSONValue, origin: [String: JSONValue]?) {
+    init(value: JSONValue, origin: [String: JSONValue]?, write: String? = nil) {
         self.value = value
         self.origin = origin
+        self.write = write
     }
 }
 

@@ -7,16 +7,22 @@ public struct BeaconOrigin: Sendable, Hashable {
     public var pid: Int64
     /// The process name, when the daemon could read it.
     public var command: String?
+    /// The machine the change came from, when a provider brought it from elsewhere (beacon-fleet); `nil` for a
+    /// change made on this machine's daemon.
+    public var machine: String?
 
-    public init(uid: Int64, pid: Int64, command: String? = nil) {
+    public init(uid: Int64, pid: Int64, command: String? = nil, machine: String? = nil) {
         self.uid = uid
         self.pid = pid
         self.command = command
+        self.machine = machine
     }
 
     init(parsing value: JSONValue?) throws(BeaconError) {
         let reader = try ReplyReader(value, "origin")
-        self.init(uid: try reader.int("uid"), pid: try reader.int("pid"), command: reader.optionalString("command"))
+        self.init(
+            uid: try reader.int("uid"), pid: try reader.int("pid"), command: reader.optionalString("command"),
+            machine: reader.optionalString("machine"))
     }
 }
 
@@ -58,6 +64,18 @@ public struct BeaconProperty: Sendable, Hashable {
     public var isDefault: Bool = false
     /// The lockdown rule that locks the key, if one does.
     public var lock: BeaconLock?
+    /// Set when the key's provider is gone or cannot reach where the values live (beacon-fleet without an etcd
+    /// quorum): ``value`` is the last one known here. Why, and since when (microseconds since the Unix epoch).
+    public var unavailable: (reason: String, sinceUsec: Int64)? {
+        get { unavailability.map { ($0.reason, $0.sinceUsec) } }
+        set { unavailability = newValue.map { Unavailability(reason: $0.reason, sinceUsec: $0.sinceUsec) } }
+    }
+    var unavailability: Unavailability?
+
+    struct Unavailability: Sendable, Hashable {
+        var reason: String
+        var sinceUsec: Int64
+    }
 
     public init(
         key: String,
@@ -132,7 +150,9 @@ public struct PropertyChange: Sendable, Hashable {
         let value: JSONValue? = change.deleted ? Optional<JSONValue>.none : .some(change.value ?? .null)
         self.init(
             key: change.key, value: value, old: change.old, version: change.version, deleted: change.deleted,
-            origin: change.origin.map { BeaconOrigin(uid: $0.uid, pid: $0.pid, command: $0.command) })
+            origin: change.origin.map {
+                BeaconOrigin(uid: $0.uid, pid: $0.pid, command: $0.command, machine: $0.machine)
+            })
         isDefault = change.isDefault
         isLocked = change.isLocked
     }

@@ -20,6 +20,8 @@ package struct WatchReplyFrame {
         package var uid: Int64 = 0
         package var pid: Int64 = 0
         package var command: String?
+        /// The machine a change came from, for a change a provider brought from elsewhere (beacon-fleet).
+        package var machine: String?
     }
 
     /// The error, for an error reply; the other members are then empty.
@@ -147,6 +149,8 @@ package struct WatchReplyFrame {
                 origin.pid = try integer(&parser, depth: 4, "pid")
             } else if name.is("command") {
                 origin.command = try value(&parser, depth: 4).stringValue
+            } else if name.is("machine") {
+                origin.machine = try value(&parser, depth: 4).stringValue
             } else {
                 _ = try value(&parser, depth: 4)
             }

@@ -33,6 +33,8 @@ enum ErrorText {
             return "the value for \(text("key")) is \(text("size")) bytes, the limit is \(text("limit"))"
         case "io.beacon.Properties.TypeMismatch":
             return "the value for \(text("key")) does not fit its schema (\(text("expected"))): \(text("reason"))"
+        case "io.beacon.Providers.ProviderUnavailable":
+            return "\(text("key")) cannot be written now: \(text("reason"))"
         case "io.beacon.Properties.Locked":
             return "\(text("key")) is locked by \(text("file")):\(text("line"))"
         case "io.beacon.Settings.InvalidSchema":

@@ -1,0 +1,271 @@
+import BeaconClient
+import BeaconProtocol
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// Two machines (each a real beacond with a real beacon-fleet) on a real three-member etcd cluster.
+@Suite("beacon-fleet on a real etcd cluster", .serialized)
+struct FleetTests {
+    @Test(
+        "writes converge on every machine in etcd's order; exactly one compare-and-set wins; origins name the machine")
+    func convergence() async throws {
+        let cluster = try EtcdCluster()
+        let a = try Machine("kiosk-a", endpoints: cluster.endpoints)
+        let b = try Machine("kiosk-b", endpoints: cluster.endpoints)
+        let clientA = try await a.client()
+        let clientB = try await b.client()
+        try await a.waitUntilAvailable(clientA)
+        try await b.waitUntilAvailable(clientB)
+        let seenOnB = try await ChangeLog.start(clientB)
+
+        // Acknowledged means committed in etcd; the other machine sees the change, with its origin.
+        try await clientA.set("fleet.message", to: "Closed for lunch")
+        #expect(try cluster.stored("fleet.message") == "Closed for lunch")
+        let change = try await seenOnB.wait(for: "fleet.message on kiosk-b") { $0.key == "fleet.message" }
+        #expect(change.value == "Closed for lunch")
+        #expect(change.origin?.machine == "kiosk-a")
+        #expect(change.origin?.command == nil || change.origin?.pid != 0)
+
+        // Concurrent writers of one key: both machines end with etcd's last value.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (client, name) in [(clientA, "a"), (clientB, "b")] {
+                group.addTask {
+                    for index in 0..<40 { try await client.set("fleet.counter", to: .string("\(name)-\(index)")) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let final = try #require(try cluster.stored("fleet.counter"))
+        try await eventually("both machines hold etcd's last value \(final)") {
+            let onA = try await clientA.get("fleet.counter").value
+            let onB = try await clientB.get("fleet.counter").value
+            return onA == final && onB == final
+        }
+        // Each machine saw the key's values in one order: kiosk-b's watcher saw kiosk-a's values in the order
+        // kiosk-a wrote them.
+        let fromA = seenOnB.all.filter { $0.key == "fleet.counter" && $0.origin?.machine == "kiosk-a" }
+            .compactMap { $0.value?.stringValue }.compactMap { Int($0.dropFirst(2)) }
+        #expect(fromA == fromA.sorted())
+
+        // Compare-and-set across machines: each gives the version its own daemon shows; exactly one wins.
+        try await clientA.set("fleet.owner", to: "nobody")
+        try await eventually("kiosk-b holds fleet.owner") { (try? await clientB.get("fleet.owner").value) == "nobody" }
+        for round in 0..<8 {
+            let versionA = try await clientA.get("fleet.owner").version
+            let versionB = try await clientB.get("fleet.owner").version
+            async let wonA = attempt(clientA, "fleet.owner", "a\(round)", ifVersion: versionA)
+            async let wonB = attempt(clientB, "fleet.owner", "b\(round)", ifVersion: versionB)
+            let results = try await [wonA, wonB]
+            #expect(results.filter { $0 }.count == 1, "round \(round): \(results)")
+            let winner = results[0] ? "a\(round)" : "b\(round)"
+            #expect(try cluster.stored("fleet.owner") == .string(winner))
+            try await eventually("both machines hold \(winner)") {
+                let onA = try await clientA.get("fleet.owner").value
+                let onB = try await clientB.get("fleet.owner").value
+                return onA == .string(winner) && onB == .string(winner)
+            }
+        }
+        // Create-if-absent, fleet-wide.
+        async let createdA = attempt(clientA, "fleet.leader", "a", ifVersion: 0)
+        async let createdB = attempt(clientB, "fleet.leader", "b", ifVersion: 0)
+        #expect(try await [createdA, createdB].filter { $0 }.count == 1)
+
+        // An Unset reaches the other machine as a deletion.
+        try await clientB.unset("fleet.message")
+        try await eventually("fleet.message is gone on kiosk-a") {
+            do throws(BeaconError) {
+                _ = try await clientA.get("fleet.message")
+                return false
+            } catch {
+                return error.code == .keyNotFound
+            }
+        }
+        #expect(try cluster.stored("fleet.message") == nil)
+        clientA.close()
+        clientB.close()
+    }
+
+    /// Whether a compare-and-set succeeded; a VersionMismatch is a loss, any other error fails the test.
+    func attempt(_ client: BeaconClient, _ key: String, _ value: String, ifVersion: Int64) async throws -> Bool {
+        do {
+            try await client.set(key, to: .string(value), ifVersion: ifVersion)
+            return true
+        } catch  where error.code == .versionMismatch {
+            return false
+        }
+    }
+
+    @Test("one member down keeps the fleet; without quorum reads are stale and say so, writes fail; it recovers")
+    func quorum() async throws {
+        let cluster = try EtcdCluster()
+        let a = try Machine("a", endpoints: cluster.endpoints)
+        let b = try Machine("b", endpoints: cluster.endpoints)
+        let clientA = try await a.client()
+        let clientB = try await b.client()
+        try await a.waitUntilAvailable(clientA)
+        try await b.waitUntilAvailable(clientB)
+        let seenOnB = try await ChangeLog.start(clientB)
+        try await clientA.set("fleet.mode", to: "eco")
+
+        try cluster.kill(1)
+        try await clientA.set("fleet.mode", to: "normal")
+        try await seenOnB.wait(for: "fleet.mode normal on b") { $0.key == "fleet.mode" && $0.value == "normal" }
+        #expect(try await a.fleetState(clientA)?.isAvailable == true)
+
+        try cluster.kill(2)
+        try await eventually("a's fleet is unavailable") { try await a.fleetState(clientA)?.isAvailable == false }
+        let state = try #require(try await a.fleetState(clientA))
+        #expect(state.reason?.contains("etcd") == true)
+        #expect((state.sinceUsec ?? 0) > 0)
+        do {
+            try await clientA.set("fleet.mode", to: "max")
+            Issue.record("a write without quorum succeeded")
+        } catch {
+            #expect(error.code == .providerUnavailable)
+        }
+        let stale = try await clientA.get("fleet.mode")
+        #expect(stale.value == "normal")
+        #expect(stale.unavailable != nil)
+        // Local keys are not affected.
+        try await clientA.set("local.mode", to: "on")
+        #expect(try await clientA.get("local.mode").unavailable == nil)
+        // The CLI says so too.
+        let status = try a.beaconctl(["status"])
+        #expect(status.contains("fleet.** by beacon-fleet"))
+        #expect(status.contains("unavailable since"))
+
+        try cluster.restart(1)
+        try await a.waitUntilAvailable(clientA)
+        try await b.waitUntilAvailable(clientB)
+        try await clientA.set("fleet.mode", to: "max")
+        try await seenOnB.wait(for: "fleet.mode max on b") { $0.key == "fleet.mode" && $0.value == "max" }
+        #expect(try await clientA.get("fleet.mode").unavailable == nil)
+        clientA.close()
+        clientB.close()
+    }
+
+    @Test(
+        "a machine's ephemeral keys vanish on the others when its beacond dies, and within the lease's TTL when the machine does"
+    )
+    func presence() async throws {
+        let cluster = try EtcdCluster()
+        let a = try Machine("a", endpoints: cluster.endpoints, leaseTTL: 2)
+        let b = try Machine("b", endpoints: cluster.endpoints)
+        let clientB = try await b.client()
+        try await b.waitUntilAvailable(clientB)
+        let seenOnB = try await ChangeLog.start(clientB)
+
+        // beacond killed: beacon-fleet revokes the lease of its clients' keys.
+        var clientA = try await a.client()
+        try await a.waitUntilAvailable(clientA)
+        try await clientA.set("fleet.hosts.a", to: true, ephemeral: true)
+        try await seenOnB.wait(for: "fleet.hosts.a on b") { $0.key == "fleet.hosts.a" && !$0.deleted }
+        a.daemon.kill()
+        try await seenOnB.wait(for: "the deletion of fleet.hosts.a", within: .seconds(10)) {
+            $0.key == "fleet.hosts.a" && $0.deleted
+        }
+        clientA.close()
+
+        // The whole machine killed (beacond and beacon-fleet): the lease expires within its TTL.
+        try a.daemon.start()
+        clientA = try await a.client()
+        try await a.waitUntilAvailable(clientA)
+        seenOnB.clear()
+        try await clientA.set("fleet.hosts.a", to: "back", ephemeral: true)
+        try await seenOnB.wait(for: "fleet.hosts.a on b again") { $0.key == "fleet.hosts.a" && $0.value == "back" }
+        let killed = ContinuousClock.now
+        a.killFleet()
+        a.daemon.kill()
+        try await seenOnB.wait(for: "the deletion of fleet.hosts.a after the TTL", within: .seconds(2 + 8)) {
+            $0.key == "fleet.hosts.a" && $0.deleted
+        }
+        #expect(ContinuousClock.now - killed < .seconds(2 + 8))
+        #expect(try cluster.stored("fleet.hosts.a") == nil)
+        clientA.close()
+        clientB.close()
+    }
+
+    @Test("a machine cut off while etcd compacts resyncs: its watchers see exactly the keys that changed")
+    func compactionResync() async throws {
+        let cluster = try EtcdCluster()
+        let a = try Machine("a", endpoints: cluster.endpoints)
+        // b reaches etcd through member 3 only: killing it cuts b off while the cluster keeps its quorum.
+        let b = try Machine("b", endpoints: try cluster.endpoint(3))
+        let clientA = try await a.client()
+        let clientB = try await b.client()
+        try await a.waitUntilAvailable(clientA)
+        try await b.waitUntilAvailable(clientB)
+        for key in ["fleet.x", "fleet.y", "fleet.w"] { try await clientA.set(key, to: "before") }
+        try await eventually("b holds the first values") {
+            (try? await clientB.get("fleet.w").value) == "before"
+        }
+        let seenOnB = try await ChangeLog.start(clientB)
+
+        try cluster.kill(3)
+        try await eventually("b's fleet is unavailable") { try await b.fleetState(clientB)?.isAvailable == false }
+        try await clientA.set("fleet.x", to: "after")
+        try await clientA.unset("fleet.y")
+        try await clientA.set("fleet.z", to: "new")
+        for index in 0..<5 { try await clientA.set("fleet.x", to: .int(Int64(index))) }
+        try await clientA.set("fleet.x", to: "after")
+        try cluster.compact()
+        try cluster.restart(3)
+        try await b.waitUntilAvailable(clientB)
+        try await eventually("b holds fleet.z") { (try? await clientB.get("fleet.z").value) == "new" }
+        try await eventually("b lost fleet.y") { (try? await clientB.get("fleet.y")) == nil }
+        #expect(try await clientB.get("fleet.x").value == "after")
+        #expect(b.fleetLog.contains("compacted"))
+        let changed = Set(seenOnB.all.filter { $0.key.hasPrefix("fleet.") }.map(\.key))
+        #expect(changed == ["fleet.x", "fleet.y", "fleet.z"])
+        let xChanges = seenOnB.all.filter { $0.key == "fleet.x" }
+        #expect(xChanges.count == 1)
+        clientA.close()
+        clientB.close()
+    }
+
+    @Test("after a restart of everything, every machine holds the same state")
+    func fullRestart() async throws {
+        let cluster = try EtcdCluster()
+        let a = try Machine("a", endpoints: cluster.endpoints)
+        let b = try Machine("b", endpoints: cluster.endpoints)
+        var clientA = try await a.client()
+        var clientB = try await b.client()
+        try await a.waitUntilAvailable(clientA)
+        try await b.waitUntilAvailable(clientB)
+        for index in 0..<10 { try await clientA.set("fleet.item\(index)", to: .int(Int64(index))) }
+        try await clientB.set("fleet.mode", to: "eco")
+        try await eventually("a holds fleet.mode") { (try? await clientA.get("fleet.mode").value) == "eco" }
+        try await eventually("b holds fleet.item9") { (try? await clientB.get("fleet.item9").value) == 9 }
+        let before = try await clientA.list(prefix: "fleet").properties.map { [$0.key: $0.value] }
+        clientA.close()
+        clientB.close()
+
+        for machine in [a, b] {
+            machine.killFleet()
+            #expect(machine.daemon.terminate() == 0)
+        }
+        try cluster.stop()
+        try cluster.restart(1)
+        try cluster.restart(2)
+        try cluster.restart(3)
+        for machine in [a, b] {
+            try machine.daemon.start()
+            try machine.startFleet()
+        }
+        clientA = try await a.client()
+        clientB = try await b.client()
+        try await a.waitUntilAvailable(clientA)
+        try await b.waitUntilAvailable(clientB)
+        let afterA = try await clientA.list(prefix: "fleet").properties.map { [$0.key: $0.value] }
+        let afterB = try await clientB.list(prefix: "fleet").properties.map { [$0.key: $0.value] }
+        #expect(afterA == before)
+        #expect(afterB == before)
+        try await clientB.set("fleet.mode", to: "normal")
+        try await eventually("a sees the write after the restart") {
+            (try? await clientA.get("fleet.mode").value) == "normal"
+        }
+        clientA.close()
+        clientB.close()
+    }
+}
