@@ -7,7 +7,7 @@ APT_PACKAGES := pkg-config libsystemd-dev libsqlite3-dev sqlite3 dbus-daemon pyt
 	python3-dbusmock systemd etcd-server etcd-client
 VENV := .venv
 
-.PHONY: all deps apt-deps venv build run test test-fleet format lint clean install-user bench-signals bench-bus manual deb \
+.PHONY: all deps apt-deps venv build run test test-fleet format lint clean install-user install-fleet bench-signals bench-bus manual deb \
 	test-deb fuzz test-sanitizers
 
 all: build
@@ -105,6 +105,15 @@ install-user: apt-deps
 	if command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1; then \
 		systemctl --user daemon-reload; systemctl --user try-restart beacon.service; fi
 	@echo "Enable with: systemctl --user enable --now beacon.socket"
+
+# beacon-fleet (Fleet/README.md), release build, to ~/.local/bin, with its user unit.
+install-fleet:
+	$(SWIFT) build --package-path Fleet -c release --product beacon-fleet
+	install -d -m 0755 $(BINDIR) $(UNITDIR)
+	install -m 0755 "$$($(SWIFT) build --package-path Fleet -c release --show-bin-path)/beacon-fleet" $(BINDIR)/
+	install -m 0644 systemd/beacon-fleet.service $(UNITDIR)/
+	@echo "Name the subtrees in fleet.prefixes and the etcd endpoints in fleet.endpoints (config/README.md), then:"
+	@echo "  systemctl --user enable --now beacon-fleet.service"
 
 # The Debian package build-deb/beacon_VERSION_ARCH.deb (debian/, debhelper): the binaries of install-user, the user
 # units with beacon.socket enabled for every user, man pages, completions. VERSION is BeaconVersion.current.

@@ -45,6 +45,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "beacon-fleet", dependencies: ["BeaconFleet"], swiftSettings: strict),
+        // Fleet latency and throughput beside etcd's own (scripts/fleet-bench.sh).
+        .executableTarget(
+            name: "fleet-bench",
+            dependencies: [
+                "BeaconFleet", "EtcdAPI",
+                .product(name: "BeaconClient", package: "Beacon"),
+                .product(name: "BeaconProtocol", package: "Beacon"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "BeaconFleetTests",
             dependencies: [

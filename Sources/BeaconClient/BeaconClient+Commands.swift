@@ -27,7 +27,7 @@ enum Method {
     /// that a method added there without a typed function here is noticed.
     static let typed: Set<String> = [
         get, set, unset, list, watch, post, observe, status, clients, holdSleep, lifecycleState, releaseSleep,
-        suspend, resume, describe, reset, schemas, register, dump, load, provide, answer, publish,
+        suspend, resume, describe, reset, schemas, register, dump, load, provide, answer, publish, setAvailable,
     ]
 }
 

@@ -6,7 +6,7 @@ import Synchronization
 
 /// The etcd v3 calls beacon-fleet makes, over one gRPC client that balances across the configured endpoints
 /// (round robin over the ready ones, so that a member going away costs no more than its own calls).
-final class EtcdConnection: Sendable {
+package final class EtcdConnection: Sendable {
     let grpc: GRPCClient<HTTP2ClientTransport.Posix>
     private let kv: Etcdserverpb_KV.Client<HTTP2ClientTransport.Posix>
     private let watcher: Etcdserverpb_Watch.Client<HTTP2ClientTransport.Posix>
@@ -17,7 +17,7 @@ final class EtcdConnection: Sendable {
     /// The authentication token, once etcd gave one.
     private let token = Mutex<String?>(nil)
 
-    init(configuration: FleetConfiguration) throws {
+    package init(configuration: FleetConfiguration) throws {
         let pairs = configuration.endpoints.map { (host: $0.host, port: $0.port) }
         let target: any ResolvableTarget
         if configuration.endpoints.allSatisfy({ Self.isIPv4($0.host) }) {
@@ -69,9 +69,9 @@ final class EtcdConnection: Sendable {
     }
 
     /// Runs the client's connections until ``close()``.
-    func run() async throws { try await grpc.runConnections() }
+    package func run() async throws { try await grpc.runConnections() }
 
-    func close() { grpc.beginGracefulShutdown() }
+    package func close() { grpc.beginGracefulShutdown() }
 
     private var options: CallOptions {
         var options = CallOptions.defaults
@@ -118,7 +118,7 @@ final class EtcdConnection: Sendable {
     }
 
     /// One transaction, given `timeout` to complete.
-    func txn(_ request: Etcdserverpb_TxnRequest, timeout: Duration) async throws -> Etcdserverpb_TxnResponse {
+    package func txn(_ request: Etcdserverpb_TxnRequest, timeout: Duration) async throws -> Etcdserverpb_TxnResponse {
         var options = CallOptions.defaults
         options.timeout = timeout
         return try await authenticated { metadata in try await kv.txn(request, metadata: metadata, options: options) }
@@ -161,7 +161,7 @@ final class EtcdConnection: Sendable {
 
     /// Watches every key from `prefix` on, from `revision`, passing each response to `handle` until it returns
     /// false; throws when the stream fails. The stream requires a leader: etcd ends it when its member loses one.
-    func watch(
+    package func watch(
         prefix: [UInt8], from revision: Int64,
         handle: @escaping @Sendable (Etcdserverpb_WatchResponse) async throws -> Bool
     ) async throws {
@@ -186,7 +186,7 @@ final class EtcdConnection: Sendable {
     }
 
     /// The end of the range of every key that starts with `prefix`.
-    static func prefixEnd(_ prefix: [UInt8]) -> [UInt8] {
+    package static func prefixEnd(_ prefix: [UInt8]) -> [UInt8] {
         var end = prefix
         while let last = end.last {
             if last < 0xFF {

@@ -1,0 +1,219 @@
+import BeaconClient
+import BeaconFleet
+import BeaconProtocol
+import EtcdAPI
+import Foundation
+import Signals
+import Synchronization
+
+// fleet-bench: a fleet Set on machine A until machine B's watcher has it, beside etcd's own put until a watch on
+// another connection has it; then pipelined fleet Sets beside pipelined etcd puts of the same sizes. Run by
+// Fleet/scripts/fleet-bench.sh, which starts the cluster and the machines.
+//
+//   fleet-bench A-ADDRESS B-ADDRESS ENDPOINTS [COUNT] [IN-FLIGHT]
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4 else {
+    FileHandle.standardError.write(Data("usage: fleet-bench A-ADDRESS B-ADDRESS ENDPOINTS [COUNT] [IN-FLIGHT]\n".utf8))
+    exit(2)
+}
+let count = arguments.count > 4 ? Int(arguments[4]) ?? 2000 : 2000
+let inFlight = arguments.count > 5 ? Int(arguments[5]) ?? 32 : 32
+let configuration = try FleetConfiguration.load(
+    arguments: ["fleet-bench", "--fleet-prefixes", "fleet", "--fleet-endpoints", arguments[3]],
+    environment: ["HOME": "/nonexistent"])
+
+/// Values a watcher received, by the number they carry.
+final class Arrivals: Sendable {
+    private let state = Mutex<
+        (seen: [Int64: ContinuousClock.Instant], waiting: [Int64: CheckedContinuation<Void, Never>])
+    >(
+        ([:], [:]))
+
+    func arrived(_ number: Int64) {
+        let now = ContinuousClock.now
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.seen[number] = now
+            return state.waiting.removeValue(forKey: number)
+        }
+        waiter?.resume()
+    }
+
+    func wait(for number: Int64) async -> ContinuousClock.Instant {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                if state.seen[number] != nil { return true }
+                state.waiting[number] = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+        return state.withLock { $0.seen[number]! }
+    }
+}
+
+func percentile(_ samples: [Duration], _ p: Double) -> Double {
+    let sorted = samples.sorted()
+    let index = min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))
+    let (seconds, attoseconds) = sorted[index].components
+    return Double(seconds) * 1e6 + Double(attoseconds) / 1e12
+}
+
+func report(_ name: String, _ samples: [Duration]) {
+    print(
+        String(
+            format: "%-28@ p50 %8.1f µs   p99 %8.1f µs   (n=%d)", name as NSString, percentile(samples, 0.5),
+            percentile(samples, 0.99), samples.count))
+}
+
+let payload = JSONValue.string(String(repeating: "x", count: 64))
+
+// Fleet: A's Set until B's watcher has it.
+let clientA = try await BeaconClient.connect(to: try BeaconAddress(arguments[1]))
+let clientB = try await BeaconClient.connect(to: try BeaconAddress(arguments[2]))
+let fleetArrivals = Arrivals()
+let watch = clientB.propertyChanges(["fleet.bench.latency"]).observeNext { change in
+    if case .object(let members)? = change.value, let number = members["n"]?.intValue {
+        fleetArrivals.arrived(number)
+    }
+}
+// The watch starts in the background; the first value that arrives says it runs.
+var probe: Int64 = -1
+while true {
+    try await clientA.set("fleet.bench.latency", to: .object(["n": .int(probe), "p": payload]))
+    let arrived = await withTaskGroup(of: Bool.self) { group in
+        let number = probe
+        group.addTask {
+            _ = await fleetArrivals.wait(for: number)
+            return true
+        }
+        group.addTask {
+            try? await Task.sleep(for: .milliseconds(300))
+            return false
+        }
+        let first = await group.next()!
+        group.cancelAll()
+        return first
+    }
+    if arrived { break }
+    probe -= 1
+    if probe < -50 { fatalError("the watch on B never started") }
+}
+var fleetSamples: [Duration] = []
+for index in 0..<Int64(count / 4) {
+    let start = ContinuousClock.now
+    try await clientA.set("fleet.bench.latency", to: .object(["n": .int(index), "p": payload]))
+    fleetSamples.append(await fleetArrivals.wait(for: index) - start)
+}
+watch.dispose()
+
+// etcd: a put on one connection until a watch on another has it.
+let writer = try EtcdConnection(configuration: configuration)
+let reader = try EtcdConnection(configuration: configuration)
+let writerRun = Task { try await writer.run() }
+let readerRun = Task { try await reader.run() }
+let etcdArrivals = Arrivals()
+let key = Array("/bench/latency".utf8)
+let watching = Task {
+    try await reader.watch(prefix: key, from: 0) { response in
+        for event in response.events {
+            if case .object(let members) = try JSONValue(parsing: [UInt8](event.kv.value)),
+                let number = members["n"]?.intValue
+            {
+                etcdArrivals.arrived(number)
+            }
+        }
+        return true
+    }
+}
+func put(_ connection: EtcdConnection, _ key: [UInt8], _ value: JSONValue) async throws {
+    var bytes: [UInt8] = []
+    value.encode(into: &bytes)
+    var put = Etcdserverpb_PutRequest()
+    put.key = Data(key)
+    put.value = Data(bytes)
+    var transaction = Etcdserverpb_TxnRequest()
+    transaction.success = [Etcdserverpb_RequestOp.with { $0.request = .requestPut(put) }]
+    _ = try await connection.txn(transaction, timeout: .seconds(5))
+}
+probe = -1
+while true {
+    try await put(writer, key, .object(["n": .int(probe), "p": payload]))
+    let number = probe
+    let arrived = await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            _ = await etcdArrivals.wait(for: number)
+            return true
+        }
+        group.addTask {
+            try? await Task.sleep(for: .milliseconds(300))
+            return false
+        }
+        let first = await group.next()!
+        group.cancelAll()
+        return first
+    }
+    if arrived { break }
+    probe -= 1
+    if probe < -50 { fatalError("the etcd watch never started") }
+}
+var etcdSamples: [Duration] = []
+for index in 0..<Int64(count / 4) {
+    let start = ContinuousClock.now
+    try await put(writer, key, .object(["n": .int(index), "p": payload]))
+    etcdSamples.append(await etcdArrivals.wait(for: index) - start)
+}
+watching.cancel()
+
+print("Set on one machine → watcher on another (64-byte values, sequential):")
+report("fleet (beacon-fleet)", fleetSamples)
+report("etcd (put → watch, gRPC)", etcdSamples)
+print(
+    String(
+        format: "ratio p50 %.2f×, p99 %.2f×", percentile(fleetSamples, 0.5) / percentile(etcdSamples, 0.5),
+        percentile(fleetSamples, 0.99) / percentile(etcdSamples, 0.99)))
+
+// Pipelined: `inFlight` writers, each on its own connection for the fleet (a connection's calls are answered in
+// order) and on one shared HTTP/2 connection for etcd.
+var clients: [BeaconClient] = []
+for _ in 0..<inFlight { clients.append(try await BeaconClient.connect(to: try BeaconAddress(arguments[1]))) }
+let perWriter = count / inFlight
+var start = ContinuousClock.now
+try await withThrowingTaskGroup(of: Void.self) { group in
+    for (index, client) in clients.enumerated() {
+        group.addTask {
+            for step in 0..<perWriter {
+                try await client.set("fleet.bench.w\(index)", to: .object(["n": .int(Int64(step)), "p": payload]))
+            }
+        }
+    }
+    try await group.waitForAll()
+}
+let fleetElapsed = ContinuousClock.now - start
+start = ContinuousClock.now
+try await withThrowingTaskGroup(of: Void.self) { group in
+    for index in 0..<inFlight {
+        group.addTask {
+            for step in 0..<perWriter {
+                try await put(writer, Array("/bench/w\(index)".utf8), .object(["n": .int(Int64(step)), "p": payload]))
+            }
+        }
+    }
+    try await group.waitForAll()
+}
+let etcdElapsed = ContinuousClock.now - start
+func rate(_ elapsed: Duration) -> Double {
+    let (seconds, attoseconds) = elapsed.components
+    return Double(perWriter * inFlight) / (Double(seconds) + Double(attoseconds) / 1e18)
+}
+print("Pipelined writes, \(inFlight) in flight, \(perWriter * inFlight) in all:")
+print(String(format: "%-28@ %8.0f writes/s", "fleet Sets" as NSString, rate(fleetElapsed)))
+print(String(format: "%-28@ %8.0f writes/s", "etcd puts (gRPC)" as NSString, rate(etcdElapsed)))
+print(String(format: "ratio %.2f×", rate(fleetElapsed) / rate(etcdElapsed)))
+for client in clients { client.close() }
+clientA.close()
+clientB.close()
+writer.close()
+reader.close()
+writerRun.cancel()
+readerRun.cancel()
