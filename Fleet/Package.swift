@@ -51,6 +51,7 @@ let package = Package(
             dependencies: [
                 "BeaconFleet", "EtcdAPI",
                 .product(name: "BeaconClient", package: "Beacon"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "BeaconProtocol", package: "Beacon"),
             ],
             swiftSettings: strict

@@ -54,10 +54,11 @@ start_machine a yes
 start_machine b yes
 start_machine plain no
 
-echo "beacon-fleet figures, $(date -u +%Y-%m-%d), etcd $(etcd --version | head -1 | awk '{print $3}'), $(nproc) cores"
-"$fleet_bin/fleet-bench" "unix:$work/a/run/beacon.sock" "unix:$work/b/run/beacon.sock" "$endpoints" "$count" "$in_flight"
-
-# Idle memory: settle, drop the page cache's effect by comparing the two daemons in the same moment.
+# Idle memory, before any traffic: the two daemons measured in the same moment, after the same settling.
 sleep 3
 pss() { awk '/^Pss:/ {print $2}' "/proc/$(cat "$work/$1/beacond.pid")/smaps_rollup"; }
-echo "beacond idle PSS (KiB): with a fleet configured and registered $(pss a); without a fleet $(pss plain)"
+idle="beacond idle PSS (KiB), before the runs: with a fleet configured and registered $(pss a); without a fleet $(pss plain)"
+
+echo "beacon-fleet figures, $(date -u +%Y-%m-%d), etcd $(etcd --version | head -1 | awk '{print $3}'), $(nproc) cores"
+"$fleet_bin/fleet-bench" "unix:$work/a/run/beacon.sock" "unix:$work/b/run/beacon.sock" "$endpoints" "$count" "$in_flight"
+echo "$idle"

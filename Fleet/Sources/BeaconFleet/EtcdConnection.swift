@@ -47,8 +47,10 @@ package final class EtcdConnection: Sendable {
         let transport = try HTTP2ClientTransport.Posix(
             target: target, transportSecurity: security,
             config: .defaults { config in
-                // A partition that does not close the connection is noticed within seconds.
-                config.connection.keepalive = .init(time: .seconds(5), timeout: .seconds(3), allowWithoutCalls: true)
+                // A partition that does not close the connection is noticed within seconds. etcd sends GOAWAY
+                // ("too many pings") to clients that ping more often than its --grpc-keepalive-min-time, 5 s by
+                // default, which ends every stream on the connection.
+                config.connection.keepalive = .init(time: .seconds(10), timeout: .seconds(5), allowWithoutCalls: true)
                 config.backoff = .init(initial: .milliseconds(100), max: .seconds(2), multiplier: 1.6, jitter: 0.2)
             },
             serviceConfig: ServiceConfig(loadBalancingConfig: [.roundRobin]))

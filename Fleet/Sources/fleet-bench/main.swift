@@ -3,6 +3,7 @@ import BeaconFleet
 import BeaconProtocol
 import EtcdAPI
 import Foundation
+import GRPCCore
 import Signals
 import Synchronization
 
@@ -107,6 +108,8 @@ for index in 0..<Int64(count / 4) {
 }
 watch.dispose()
 
+FileHandle.standardError.write(Data("fleet latency done\n".utf8))
+
 // etcd: a put on one connection until a watch on another has it.
 let writer = try EtcdConnection(configuration: configuration)
 let reader = try EtcdConnection(configuration: configuration)
@@ -134,8 +137,17 @@ func put(_ connection: EtcdConnection, _ key: [UInt8], _ value: JSONValue) async
     put.value = Data(bytes)
     var transaction = Etcdserverpb_TxnRequest()
     transaction.success = [Etcdserverpb_RequestOp.with { $0.request = .requestPut(put) }]
-    _ = try await connection.txn(transaction, timeout: .seconds(5))
+    // Retried on a dropped stream, as beacon-fleet's writes are (and etcd's own Go client's).
+    for attempt in 1... {
+        do {
+            _ = try await connection.txn(transaction, timeout: .seconds(5))
+            return
+        } catch let error as RPCError where error.code == .unavailable && attempt < 5 {
+            retries.withLock { $0 += 1 }
+        }
+    }
 }
+let retries = Mutex(0)
 probe = -1
 while true {
     try await put(writer, key, .object(["n": .int(probe), "p": payload]))
@@ -157,6 +169,7 @@ while true {
     probe -= 1
     if probe < -50 { fatalError("the etcd watch never started") }
 }
+FileHandle.standardError.write(Data("etcd watch runs\n".utf8))
 var etcdSamples: [Duration] = []
 for index in 0..<Int64(count / 4) {
     let start = ContinuousClock.now
@@ -210,6 +223,7 @@ print("Pipelined writes, \(inFlight) in flight, \(perWriter * inFlight) in all:"
 print(String(format: "%-28@ %8.0f writes/s", "fleet Sets" as NSString, rate(fleetElapsed)))
 print(String(format: "%-28@ %8.0f writes/s", "etcd puts (gRPC)" as NSString, rate(etcdElapsed)))
 print(String(format: "ratio %.2f×", rate(fleetElapsed) / rate(etcdElapsed)))
+FileHandle.standardError.write(Data("etcd puts retried after a dropped stream: \(retries.withLock { $0 })\n".utf8))
 for client in clients { client.close() }
 clientA.close()
 clientB.close()
