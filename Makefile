@@ -67,7 +67,8 @@ fuzz:
 test-sanitizers: deps
 	BEACON_TEST_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/test-sanitizers.sh
 
-FORMATTED := Sources Tests Fuzz Package.swift Fleet/Sources/BeaconFleet Fleet/Sources/beacon-fleet Fleet/Tests \
+FORMATTED := Sources Tests Fuzz Package.swift Fleet/Sources/BeaconFleet Fleet/Sources/beacon-fleet Fleet/Sources/fleet-bench \
+	Fleet/Tests \
 	Fleet/Package.swift
 
 format:

@@ -38,7 +38,7 @@ extension BeaconClient {
         var property = try BeaconProperty(parsing: reply["property"])
         if let unavailable = reply["unavailable"] {
             let reader = try ReplyReader(unavailable, "unavailable")
-            property.unavailable = (try reader.string("reason"), try reader.int("sinceUsec"))
+            property.unavailable = .init(reason: try reader.string("reason"), sinceUsec: try reader.int("sinceUsec"))
         }
         return property
     }

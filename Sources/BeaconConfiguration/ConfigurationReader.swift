@@ -19,6 +19,21 @@ public struct ConfigurationReader: Sendable {
         self.file = file?.values ?? [:]
     }
 
+    /// A reader of every source: flags, environment, and the file that `config` names (which must exist), else the
+    /// default file (`DefaultPaths.configFile`) when it exists; also returns the file that was read.
+    public static func load(
+        arguments: [String], environment: [String: String]
+    ) throws -> (reader: ConfigurationReader, file: ConfigurationFile?) {
+        let early = ConfigurationReader(arguments: arguments, environment: environment)
+        let file: ConfigurationFile?
+        if let explicit = early.string(forKey: "config") {
+            file = try ConfigurationFile.load(explicit, allowMissing: false)
+        } else {
+            file = try ConfigurationFile.load(DefaultPaths.configFile(environment: environment), allowMissing: true)
+        }
+        return (file.map { early.adding($0) } ?? early, file)
+    }
+
     /// The reader with `file` as its weakest source.
     public func adding(_ file: ConfigurationFile) -> ConfigurationReader {
         var reader = self

@@ -21,6 +21,8 @@ public actor FleetBridge {
 
     /// The current registration with beacond; `nil` while there is none.
     private var provider: Int64?
+    /// Counts registrations and losses of beacond, which end the watch of the one before.
+    private var registrationEpoch = 0
     /// What beacond was last told about etcd: `nil` before anything was said on this registration.
     private var available: Bool?
     /// The last etcd revision whose changes beacond has; the watch resumes after it.
@@ -79,6 +81,7 @@ public actor FleetBridge {
     private func registered(_ number: Int64) {
         logger.info("registered with beacond", metadata: ["provider": "\(number)"])
         provider = number
+        registrationEpoch += 1
         available = nil
         needsResync = true
         watchTask?.cancel()
@@ -90,6 +93,7 @@ public actor FleetBridge {
         guard provider != nil || lease != nil else { return }
         logger.notice("lost beacond; waiting for it to come back")
         provider = nil
+        registrationEpoch += 1
         watchTask?.cancel()
         await revokeLease()
     }
@@ -105,13 +109,22 @@ public actor FleetBridge {
                 guard await iterator.next() != nil else { return }
                 continue
             }
+            let epoch = registrationEpoch
             let watch = Task { try await self.follow(provider) }
             watchTask = watch
             do {
-                try await watch.value
+                // The watch is a task of its own, so that a new registration can end it; cancelling this loop ends
+                // it too.
+                try await withTaskCancellationHandler {
+                    try await watch.value
+                } onCancel: {
+                    watch.cancel()
+                }
                 failures = 0
             } catch {
-                guard !Task.isCancelled, self.provider == provider else { continue }
+                // A watch ended by a new registration, or by beacond going away, is no failure of etcd's (the new
+                // registration may even have the same number, as a restarted beacond counts from the start).
+                guard !Task.isCancelled, registrationEpoch == epoch else { continue }
                 // The first failure is retried at once without a word: a member going away ends the streams
                 // it served, and the next attempt reaches another member.
                 failures += 1
@@ -206,28 +219,15 @@ public actor FleetBridge {
         let write = "\(configuration.machine)/\(UInt64.random(in: 1...UInt64.max))"
         var transaction = Etcdserverpb_TxnRequest()
         if let version = request.ifProviderVersion {
-            var compare = Etcdserverpb_Compare()
-            compare.key = key
-            compare.result = .equal
-            if version == 0 {
-                compare.target = .create
-                compare.targetUnion = .createRevision(0)
-            } else {
-                compare.target = .mod
-                compare.targetUnion = .modRevision(version)
-            }
-            transaction.compare.append(compare)
+            transaction.compare.append(
+                version == 0
+                    ? Self.equal(key, .create, .createRevision(0)) : Self.equal(key, .mod, .modRevision(version)))
         }
         do {
             if !request.answered {
                 // The ephemeral owner went away: delete the key only while it still holds this machine's value.
                 guard let lease else { return .error("io.beacon.Providers.ProviderUnavailable") }
-                var compare = Etcdserverpb_Compare()
-                compare.key = key
-                compare.result = .equal
-                compare.target = .lease
-                compare.targetUnion = .lease(lease.id)
-                transaction.compare.append(compare)
+                transaction.compare.append(Self.equal(key, .lease, .lease(lease.id)))
             }
             var operation = Etcdserverpb_RequestOp()
             switch request.method {
@@ -277,6 +277,18 @@ public actor FleetBridge {
             logger.warning("a write failed", metadata: ["key": "\(request.key)", "reason": "\(reason)"])
             return .error(
                 "io.beacon.Providers.ProviderUnavailable", ["key": .string(request.key), "reason": .string(reason)])
+        }
+    }
+
+    /// The condition that `key`'s `target` is `value`.
+    static func equal(
+        _ key: Data, _ target: Etcdserverpb_Compare.CompareTarget, _ value: Etcdserverpb_Compare.OneOf_TargetUnion
+    ) -> Etcdserverpb_Compare {
+        Etcdserverpb_Compare.with {
+            $0.key = key
+            $0.result = .equal
+            $0.target = target
+            $0.targetUnion = value
         }
     }
 

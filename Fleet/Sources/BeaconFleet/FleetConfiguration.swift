@@ -48,14 +48,8 @@ public struct FleetConfiguration: Sendable {
 
     /// Reads the configuration from flags, environment and file.
     public static func load(arguments: [String], environment: [String: String]) throws -> FleetConfiguration {
-        let early = ConfigurationReader(arguments: arguments, environment: environment)
-        let file: ConfigurationFile?
-        if let explicit = early.string(forKey: "config") {
-            file = try ConfigurationFile.load(explicit, allowMissing: false)
-        } else {
-            file = try ConfigurationFile.load(DefaultPaths.configFile(environment: environment), allowMissing: true)
-        }
-        return try FleetConfiguration(reader: file.map { early.adding($0) } ?? early, environment: environment)
+        let (reader, _) = try ConfigurationReader.load(arguments: arguments, environment: environment)
+        return try FleetConfiguration(reader: reader, environment: environment)
     }
 
     init(reader: ConfigurationReader, environment: [String: String]) throws {

@@ -34,10 +34,13 @@ struct FleetValue {
         guard case .object(let members) = document, let value = members["value"] else {
             throw FleetValueError("not an object with a value member")
         }
-        var size: [UInt8] = []
-        value.encode(into: &size)
-        guard size.count <= Self.maxValueSize else {
-            throw FleetValueError("the value takes \(size.count) bytes, more than \(Self.maxValueSize)")
+        // The value's compact text is no longer than the stored document; only a large document is measured.
+        if data.count > Self.maxValueSize {
+            var size: [UInt8] = []
+            value.encode(into: &size)
+            guard size.count <= Self.maxValueSize else {
+                throw FleetValueError("the value takes \(size.count) bytes, more than \(Self.maxValueSize)")
+            }
         }
         self.value = value
         if case .object(let origin)? = members["origin"] { self.origin = origin }

@@ -26,7 +26,7 @@ let configuration = try FleetConfiguration.load(
 
 /// Values a watcher received, by the number they carry.
 final class Arrivals: Sendable {
-    private let state = Mutex<
+    fileprivate let state = Mutex<
         (seen: [Int64: ContinuousClock.Instant], waiting: [Int64: CheckedContinuation<Void, Never>])
     >(
         ([:], [:]))
@@ -51,6 +51,30 @@ final class Arrivals: Sendable {
         }
         return state.withLock { $0.seen[number]! }
     }
+}
+
+extension Arrivals {
+    /// Whether `number` arrives within `limit`.
+    func arrives(_ number: Int64, within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if state.withLock({ $0.seen[number] != nil }) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+}
+
+/// Sends probes (-1, -2, …) until one arrives: a watch starts in the background, and what was written before it
+/// began is not delivered.
+func startWatch(
+    _ what: String, _ arrivals: Arrivals, send: (Int64) async throws -> Void
+) async throws {
+    for probe in stride(from: Int64(-1), through: -50, by: -1) {
+        try await send(probe)
+        if await arrivals.arrives(probe, within: .milliseconds(300)) { return }
+    }
+    fatalError("\(what) never started")
 }
 
 func percentile(_ samples: [Duration], _ p: Double) -> Double {
@@ -78,27 +102,8 @@ let watch = clientB.propertyChanges(["fleet.bench.latency"]).observeNext { chang
         fleetArrivals.arrived(number)
     }
 }
-// The watch starts in the background; the first value that arrives says it runs.
-var probe: Int64 = -1
-while true {
+try await startWatch("the watch on B", fleetArrivals) { probe in
     try await clientA.set("fleet.bench.latency", to: .object(["n": .int(probe), "p": payload]))
-    let arrived = await withTaskGroup(of: Bool.self) { group in
-        let number = probe
-        group.addTask {
-            _ = await fleetArrivals.wait(for: number)
-            return true
-        }
-        group.addTask {
-            try? await Task.sleep(for: .milliseconds(300))
-            return false
-        }
-        let first = await group.next()!
-        group.cancelAll()
-        return first
-    }
-    if arrived { break }
-    probe -= 1
-    if probe < -50 { fatalError("the watch on B never started") }
 }
 var fleetSamples: [Duration] = []
 for index in 0..<Int64(count / 4) {
@@ -107,8 +112,6 @@ for index in 0..<Int64(count / 4) {
     fleetSamples.append(await fleetArrivals.wait(for: index) - start)
 }
 watch.dispose()
-
-FileHandle.standardError.write(Data("fleet latency done\n".utf8))
 
 // etcd: a put on one connection until a watch on another has it.
 let writer = try EtcdConnection(configuration: configuration)
@@ -148,28 +151,9 @@ func put(_ connection: EtcdConnection, _ key: [UInt8], _ value: JSONValue) async
     }
 }
 let retries = Mutex(0)
-probe = -1
-while true {
+try await startWatch("the etcd watch", etcdArrivals) { probe in
     try await put(writer, key, .object(["n": .int(probe), "p": payload]))
-    let number = probe
-    let arrived = await withTaskGroup(of: Bool.self) { group in
-        group.addTask {
-            _ = await etcdArrivals.wait(for: number)
-            return true
-        }
-        group.addTask {
-            try? await Task.sleep(for: .milliseconds(300))
-            return false
-        }
-        let first = await group.next()!
-        group.cancelAll()
-        return first
-    }
-    if arrived { break }
-    probe -= 1
-    if probe < -50 { fatalError("the etcd watch never started") }
 }
-FileHandle.standardError.write(Data("etcd watch runs\n".utf8))
 var etcdSamples: [Duration] = []
 for index in 0..<Int64(count / 4) {
     let start = ContinuousClock.now

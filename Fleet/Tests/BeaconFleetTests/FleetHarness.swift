@@ -109,6 +109,13 @@ final class Machine: @unchecked Sendable {
         fleet = try ChildProcess(path, [], environment: environment, output: .file(log), error: .file(log))
     }
 
+    /// SIGTERM to beacon-fleet; its exit status, or `nil` when it did not end within 15 s.
+    func terminateFleet() -> Int32? {
+        guard let fleet, fleet.isRunning else { return nil }
+        fleet.signal(SIGTERM)
+        return fleet.wait(within: .seconds(15))
+    }
+
     func killFleet() {
         guard let fleet, fleet.isRunning else { return }
         fleet.signal(SIGKILL)

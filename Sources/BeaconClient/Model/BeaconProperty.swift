@@ -65,16 +65,13 @@ public struct BeaconProperty: Sendable, Hashable {
     /// The lockdown rule that locks the key, if one does.
     public var lock: BeaconLock?
     /// Set when the key's provider is gone or cannot reach where the values live (beacon-fleet without an etcd
-    /// quorum): ``value`` is the last one known here. Why, and since when (microseconds since the Unix epoch).
-    public var unavailable: (reason: String, sinceUsec: Int64)? {
-        get { unavailability.map { ($0.reason, $0.sinceUsec) } }
-        set { unavailability = newValue.map { Unavailability(reason: $0.reason, sinceUsec: $0.sinceUsec) } }
-    }
-    var unavailability: Unavailability?
+    /// quorum): ``value`` is the last one known here.
+    public var unavailable: Unavailability?
 
-    struct Unavailability: Sendable, Hashable {
-        var reason: String
-        var sinceUsec: Int64
+    /// Why a provided key's value may be out of date, and since when (microseconds since the Unix epoch).
+    public struct Unavailability: Sendable, Hashable {
+        public var reason: String
+        public var sinceUsec: Int64
     }
 
     public init(

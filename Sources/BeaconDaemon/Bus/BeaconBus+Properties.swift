@@ -53,29 +53,25 @@ extension BeaconBus {
             if hasSettings, getUnstored(name, client: client) { return }
             throw BusError.keyNotFound(name)
         }
-        if hasUnavailableProviders, let unavailable = providers.unavailability(of: name) {
-            var reply: [UInt8] = []
-            JSONWriter.appendASCII("{\"parameters\":{\"property\":", to: &reply)
-            encodeProperty(name, table.entries.values[index], into: &reply)
-            JSONWriter.appendASCII(",\"unavailable\":{\"reason\":", to: &reply)
-            JSONWriter.appendString(unavailable.reason, to: &reply)
-            JSONWriter.appendASCII(",\"sinceUsec\":", to: &reply)
-            JSONWriter.appendInt(unavailable.sinceUsec, to: &reply)
-            JSONWriter.appendASCII("}}}", to: &reply)
-            reply.append(0)
-            client.connection.sendEncoded { $0.append(contentsOf: reply) }
-            return
-        }
-        if let reply = table.entries.values[index].getReply {
+        // A provided key whose provider cannot write says so in its reply, which is then not cached.
+        let unavailable = hasUnavailableProviders ? providers.unavailability(of: name) : nil
+        if unavailable == nil, let reply = table.entries.values[index].getReply {
             client.connection.sendEncoded { $0.append(contentsOf: reply) }
             return
         }
         var reply: [UInt8] = []
         JSONWriter.appendASCII("{\"parameters\":{\"property\":", to: &reply)
         encodeProperty(name, table.entries.values[index], into: &reply)
+        if let unavailable {
+            JSONWriter.appendASCII(",\"unavailable\":{\"reason\":", to: &reply)
+            JSONWriter.appendString(unavailable.reason, to: &reply)
+            JSONWriter.appendASCII(",\"sinceUsec\":", to: &reply)
+            JSONWriter.appendInt(unavailable.sinceUsec, to: &reply)
+            JSONWriter.appendASCII("}", to: &reply)
+        }
         JSONWriter.appendASCII("}}", to: &reply)
         reply.append(0)
-        if reply.count <= PropertyTable.cachedGetReplyLimit {
+        if unavailable == nil, reply.count <= PropertyTable.cachedGetReplyLimit {
             table.entries.values[index].getReply = reply
         }
         client.connection.sendEncoded { $0.append(contentsOf: reply) }

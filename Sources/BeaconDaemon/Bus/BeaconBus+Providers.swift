@@ -320,16 +320,16 @@ extension BeaconBus {
         client.connection.reply([:])
     }
 
-    /// Claims the configured subtrees (`fleet.prefixes`) for a provider that has not registered yet, so that their
-    /// writes fail instead of being stored locally.
+    /// Claims the configured subtrees (`fleet.prefixes`), at start-up, for a provider that has not registered yet,
+    /// so that their writes fail instead of being stored locally.
     func expectProviders(of roots: [String]) {
         let since = WallClock.nowUsec()
-        for root in roots where !providers.byConnection.values.contains(where: { $0.roots.contains(root) }) {
+        for root in roots {
             providers.orphans[root] = ProviderRegistry.Unavailability(
                 reason: "no provider has registered yet (the configuration names \(root).** in fleet.prefixes)",
                 sinceUsec: since)
         }
-        hasProviders = hasProviders || !roots.isEmpty
+        hasProviders = true
         refreshProviderAvailability()
     }
 

@@ -45,14 +45,7 @@ public struct DaemonConfiguration: Sendable {
         arguments: [String] = CommandLine.arguments,
         environment: [String: String] = POSIX.environment()
     ) async throws -> DaemonConfiguration {
-        let early = ConfigurationReader(arguments: arguments, environment: environment)
-        var file: ConfigurationFile?
-        if let explicit = early.string(forKey: "config") {
-            file = try ConfigurationFile.load(explicit, allowMissing: false)
-        } else {
-            file = try ConfigurationFile.load(DefaultPaths.configFile(environment: environment), allowMissing: true)
-        }
-        let reader = file.map { early.adding($0) } ?? early
+        let (reader, file) = try ConfigurationReader.load(arguments: arguments, environment: environment)
         return try DaemonConfiguration(reader: reader, environment: environment, file: file)
     }
 
