@@ -60,5 +60,18 @@ pss() { awk '/^Pss:/ {print $2}' "/proc/$(cat "$work/$1/beacond.pid")/smaps_roll
 idle="beacond idle PSS (KiB), before the runs: with a fleet configured and registered $(pss a); without a fleet $(pss plain)"
 
 echo "beacon-fleet figures, $(date -u +%Y-%m-%d), etcd $(etcd --version | head -1 | awk '{print $3}'), $(nproc) cores"
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, in clock ticks
+declare -A before
+for pid in "${pids[@]}" $(cat "$work"/etcd/member-*.pid); do before[$pid]=$(cpu "$pid"); done
 "$fleet_bin/fleet-bench" "unix:$work/a/run/beacon.sock" "unix:$work/b/run/beacon.sock" "$endpoints" "$count" "$in_flight"
 echo "$idle"
+# Where the CPU went during both runs (the bench's own process is not counted).
+ticks=$(getconf CLK_TCK)
+line="CPU seconds during the runs:"
+for pid in "${pids[@]}" $(cat "$work"/etcd/member-*.pid); do
+    name=$(tr '\0' ' ' <"/proc/$pid/cmdline" | awk '{print $1}')
+    line+=$(awk -v a="${before[$pid]}" -v b="$(cpu "$pid")" -v t="$ticks" -v n="${name##*/}" \
+        'BEGIN { printf " %s %.2f;", n, (b - a) / t }')
+done
+echo "$line"
+echo "etcd leader elections during the whole script: $(cat "$work"/etcd/member-*.log | grep -c 'elected leader' || true)"

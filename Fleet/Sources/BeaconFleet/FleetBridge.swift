@@ -27,6 +27,9 @@ public actor FleetBridge {
     private var available: Bool?
     /// The last etcd revision whose changes beacond has; the watch resumes after it.
     private var lastRevision: Int64 = 0
+    /// Revisions of this machine's writes whose change beacond already has, from the write's answer, and which the
+    /// watch has not reached yet: the watch skips them rather than publishing them a second time.
+    private var answered: Set<Int64> = []
     /// Whether the subtrees must be read whole again: on each registration, and after a compaction.
     private var needsResync = true
     /// The watch that runs now, cancelled when the registration changes.
@@ -84,6 +87,7 @@ public actor FleetBridge {
         registrationEpoch += 1
         available = nil
         needsResync = true
+        answered.removeAll()
         watchTask?.cancel()
         registrations?.yield()
     }
@@ -184,6 +188,7 @@ public actor FleetBridge {
         var last = lastRevision
         for event in response.events {
             last = max(last, event.kv.modRevision)
+            if !answered.isEmpty, answered.remove(event.kv.modRevision) != nil { continue }
             switch keys.change(of: event.kv, deleted: event.type == .delete) {
             case .success(let change)?: changes.append(change)
             case .failure(let error)?: logger.warning("skipping a change in etcd: \(error)")
@@ -192,6 +197,7 @@ public actor FleetBridge {
         }
         if !changes.isEmpty { try await client.publish(provider: provider, changes: changes) }
         lastRevision = last
+        if !answered.isEmpty { answered = answered.filter { $0 > last } }
         return true
     }
 
@@ -256,9 +262,12 @@ public actor FleetBridge {
                 if retried {
                     // The first attempt may have been applied: then the key holds this very write, or is gone.
                     if let current, (try? FleetValue(decoding: current.value))?.write == write {
-                        return .change(
-                            ProvidedChange(
-                                key: request.key, value: value, providerVersion: current.modRevision, origin: origin))
+                        return answering(
+                            current.modRevision,
+                            with: .change(
+                                ProvidedChange(
+                                    key: request.key, value: value, providerVersion: current.modRevision,
+                                    origin: origin)))
                     }
                     if current == nil, request.method == .unset { return applied }
                 }
@@ -271,13 +280,20 @@ public actor FleetBridge {
                 await publishCurrent(of: request.key, nil, at: revision, provider: provider)
                 return .error("io.beacon.Properties.KeyNotFound", ["key": .string(request.key)])
             }
-            return applied
+            return answering(revision, with: applied)
         } catch {
             let reason = "etcd did not confirm the write (it may still be applied): \(Self.describe(error))"
             logger.warning("a write failed", metadata: ["key": "\(request.key)", "reason": "\(reason)"])
             return .error(
                 "io.beacon.Providers.ProviderUnavailable", ["key": .string(request.key), "reason": .string(reason)])
         }
+    }
+
+    /// Returns `answer`, which gives beacond the change at `revision`, and notes it for the watch, unless the watch
+    /// has passed that revision already.
+    private func answering(_ revision: Int64, with answer: ProviderAnswer) -> ProviderAnswer {
+        if revision > lastRevision { answered.insert(revision) }
+        return answer
     }
 
     /// The condition that `key`'s `target` is `value`.

@@ -19,9 +19,13 @@ LoggingSystem.bootstrap { label in
 }
 let logger = Logger(label: "beacon-fleet")
 
+if !OneEventLoop.install() {
+    logger.notice("Swift concurrency keeps its own executor; tasks and I/O run on separate threads")
+}
+
 signal(SIGTERM, SIG_IGN)
 signal(SIGINT, SIG_IGN)
-let main = Task {
+let main = Task.detached {
     do {
         let client = try await BeaconClient.connect(to: try BeaconAddress(configuration.address))
         let bridge = try FleetBridge(configuration: configuration, client: client, logger: logger)

@@ -13,6 +13,9 @@ import Synchronization
 //
 //   fleet-bench A-ADDRESS B-ADDRESS ENDPOINTS [COUNT] [IN-FLIGHT]
 
+// The same executor as beacon-fleet's, so that both clients below (beacond's and etcd's) run as beacon-fleet does.
+_ = OneEventLoop.install()
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 4 else {
     FileHandle.standardError.write(Data("usage: fleet-bench A-ADDRESS B-ADDRESS ENDPOINTS [COUNT] [IN-FLIGHT]\n".utf8))
@@ -105,13 +108,6 @@ let watch = clientB.propertyChanges(["fleet.bench.latency"]).observeNext { chang
 try await startWatch("the watch on B", fleetArrivals) { probe in
     try await clientA.set("fleet.bench.latency", to: .object(["n": .int(probe), "p": payload]))
 }
-var fleetSamples: [Duration] = []
-for index in 0..<Int64(count / 4) {
-    let start = ContinuousClock.now
-    try await clientA.set("fleet.bench.latency", to: .object(["n": .int(index), "p": payload]))
-    fleetSamples.append(await fleetArrivals.wait(for: index) - start)
-}
-watch.dispose()
 
 // etcd: a put on one connection until a watch on another has it.
 let writer = try EtcdConnection(configuration: configuration)
@@ -146,20 +142,30 @@ func put(_ connection: EtcdConnection, _ key: [UInt8], _ value: JSONValue) async
             _ = try await connection.txn(transaction, timeout: .seconds(5))
             return
         } catch let error as RPCError where error.code == .unavailable && attempt < 5 {
-            retries.withLock { $0 += 1 }
+            retries.withLock {
+                $0.count += 1
+                if $0.first == nil { $0.first = "\(error)" }
+            }
         }
     }
 }
-let retries = Mutex(0)
+let retries = Mutex((count: 0, first: String?.none))
 try await startWatch("the etcd watch", etcdArrivals) { probe in
     try await put(writer, key, .object(["n": .int(probe), "p": payload]))
 }
+
+// The samples alternate, one fleet Set, one etcd put, so that both meet the same moments of the machine.
+var fleetSamples: [Duration] = []
 var etcdSamples: [Duration] = []
 for index in 0..<Int64(count / 4) {
-    let start = ContinuousClock.now
+    var start = ContinuousClock.now
+    try await clientA.set("fleet.bench.latency", to: .object(["n": .int(index), "p": payload]))
+    fleetSamples.append(await fleetArrivals.wait(for: index) - start)
+    start = ContinuousClock.now
     try await put(writer, key, .object(["n": .int(index), "p": payload]))
     etcdSamples.append(await etcdArrivals.wait(for: index) - start)
 }
+watch.dispose()
 watching.cancel()
 
 print("Set on one machine → watcher on another (64-byte values, sequential):")
@@ -207,7 +213,9 @@ print("Pipelined writes, \(inFlight) in flight, \(perWriter * inFlight) in all:"
 print(String(format: "%-28@ %8.0f writes/s", "fleet Sets" as NSString, rate(fleetElapsed)))
 print(String(format: "%-28@ %8.0f writes/s", "etcd puts (gRPC)" as NSString, rate(etcdElapsed)))
 print(String(format: "ratio %.2f×", rate(fleetElapsed) / rate(etcdElapsed)))
-FileHandle.standardError.write(Data("etcd puts retried after a dropped stream: \(retries.withLock { $0 })\n".utf8))
+let (retried, firstError) = retries.withLock { $0 }
+FileHandle.standardError.write(
+    Data("etcd puts retried after a dropped stream: \(retried) (the first: \(firstError ?? "none"))\n".utf8))
 for client in clients { client.close() }
 clientA.close()
 clientB.close()
