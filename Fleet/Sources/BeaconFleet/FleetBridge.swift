@@ -325,6 +325,7 @@ public actor FleetBridge {
                 return (try await etcd.txn(transaction, timeout: min(attemptTimeout, remaining)), retried)
             } catch let error as RPCError where [.deadlineExceeded, .unavailable].contains(error.code) {
                 guard deadline - clock.now > .milliseconds(100) else { throw error }
+                logger.debug("sending a write to etcd again", metadata: ["reason": "\(Self.describe(error))"])
                 retried = true
                 try await Task.sleep(for: .milliseconds(50))
             }
