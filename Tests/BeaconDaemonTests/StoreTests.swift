@@ -28,4 +28,48 @@ struct StoreTests {
         #expect(info.st_mode & 0o777 == 0o700)
         try store.close()
     }
+
+    @Test("a store of the first schema gains the machine column, keeps its rows, and then keeps machines")
+    func machineColumnMigration() throws {
+        let directory = try makeTemporaryDirectory("beacon-store-test")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/store.sqlite"
+        // The schema as the first version wrote it, with one property and one tombstone.
+        var old = try SQLiteConnection(path: path)
+        try old.execute(
+            """
+            CREATE TABLE property (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL, version INTEGER NOT NULL,
+                modified INTEGER NOT NULL, uid INTEGER NOT NULL, pid INTEGER NOT NULL, command TEXT) WITHOUT ROWID;
+            CREATE TABLE tombstone (key TEXT PRIMARY KEY NOT NULL, version INTEGER NOT NULL,
+                modified INTEGER NOT NULL, uid INTEGER NOT NULL, pid INTEGER NOT NULL, command TEXT) WITHOUT ROWID;
+            INSERT INTO property VALUES ('a.b', '42', 3, 1000, 1000, 77, 'writer');
+            INSERT INTO tombstone VALUES ('a.gone', 2, 900, 1000, 78, NULL);
+            """)
+        #expect(old.close() == nil)
+
+        var store = try PropertyStore(path: path, synchronous: .normal)
+        var contents = try store.load(invalid: { Issue.record("invalid key \($0)") })
+        #expect(contents.properties.map(\.key) == ["a.b"])
+        #expect(contents.properties.first?.value == Array("42".utf8))
+        #expect(contents.properties.first?.origin == Origin(uid: 1000, pid: 77, command: "writer"))
+        #expect(contents.properties.first?.origin.machine == nil)
+        #expect(contents.tombstones.map(\.key) == ["a.gone"])
+
+        let remote = Origin(uid: 1000, pid: 12, command: "beaconctl", machine: "kiosk-7")
+        try store.commit([
+            .upsertProperty(
+                StoredProperty(key: "fleet.x", value: Array("1".utf8), version: 4, modifiedUsec: 1, origin: remote)),
+            .upsertTombstone(StoredTombstone(key: "fleet.y", version: 5, modifiedUsec: 2, origin: remote)),
+        ])
+        try store.close()
+
+        store = try PropertyStore(path: path, synchronous: .normal)
+        contents = try store.load(invalid: { Issue.record("invalid key \($0)") })
+        let fleetX = try #require(contents.properties.first { $0.key == "fleet.x" })
+        #expect(fleetX.origin == remote)
+        #expect(fleetX.origin.machine == "kiosk-7")
+        #expect(contents.tombstones.first { $0.key == "fleet.y" }?.origin.machine == "kiosk-7")
+        #expect(contents.properties.first { $0.key == "a.b" }?.origin.machine == nil)
+        try store.close()
+    }
 }

@@ -239,6 +239,7 @@ struct FleetTests {
         try await eventually("a holds fleet.mode") { (try? await clientA.get("fleet.mode").value) == "eco" }
         try await eventually("b holds fleet.item9") { (try? await clientB.get("fleet.item9").value) == 9 }
         let before = try await clientA.list(prefix: "fleet").properties.map { [$0.key: $0.value] }
+        #expect(try await clientA.get("fleet.mode").origin.machine == b.name)
         clientA.close()
         clientB.close()
 
@@ -263,6 +264,8 @@ struct FleetTests {
         let afterB = try await clientB.list(prefix: "fleet").properties.map { [$0.key: $0.value] }
         #expect(afterA == before)
         #expect(afterB == before)
+        // The origin, machine included, came back from a's store: the resync found the same value and changed nothing.
+        #expect(try await clientA.get("fleet.mode").origin.machine == b.name)
         try await clientB.set("fleet.mode", to: "normal")
         try await eventually("a sees the write after the restart") {
             (try? await clientA.get("fleet.mode").value) == "normal"

@@ -80,7 +80,10 @@ final class PropertyStore: Sendable {
             guard check == "ok" else {
                 throw StoreError(code: SQLITE_CORRUPT, message: "integrity check failed: \(check ?? "no answer")")
             }
-            try connection.transaction { connection in try connection.execute(Self.schema) }
+            try connection.transaction { connection in
+                try connection.execute(Self.schema)
+                try Self.migrate(&connection)
+            }
         } catch {
             _ = connection.close()
             throw error
@@ -125,7 +128,8 @@ final class PropertyStore: Sendable {
             modified INTEGER NOT NULL,
             uid INTEGER NOT NULL,
             pid INTEGER NOT NULL,
-            command TEXT
+            command TEXT,
+            machine TEXT
         ) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS tombstone (
             key TEXT PRIMARY KEY NOT NULL,
@@ -133,13 +137,27 @@ final class PropertyStore: Sendable {
             modified INTEGER NOT NULL,
             uid INTEGER NOT NULL,
             pid INTEGER NOT NULL,
-            command TEXT
+            command TEXT,
+            machine TEXT
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS tombstone_version ON tombstone(version);
         CREATE TABLE IF NOT EXISTS ephemeral (key TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL)
             WITHOUT ROWID;
         """
+
+    /// Brings a store written by an earlier version up to the schema above. Version 1 had no `machine` column,
+    /// the machine of a change that came from another one through a provider (`origin.machine`).
+    private static func migrate(_ connection: inout SQLiteConnection) throws {
+        var hasMachine = false
+        try connection.query("PRAGMA table_info(property)") { row in
+            if row.text(1) == "machine" { hasMachine = true }
+        }
+        if !hasMachine {
+            try connection.execute(
+                "ALTER TABLE property ADD COLUMN machine TEXT; ALTER TABLE tombstone ADD COLUMN machine TEXT;")
+        }
+    }
 
     /// Reads everything. Values that no longer parse are skipped and reported through `invalid`.
     func load(invalid: (String) -> Void) throws -> StoreContents {
@@ -148,7 +166,7 @@ final class PropertyStore: Sendable {
             try connection.transaction(immediate: false) { connection in
                 var properties: [StoredProperty] = []
                 var broken: [String] = []
-                try connection.query("SELECT key, value, version, modified, uid, pid, command FROM property") {
+                try connection.query("SELECT key, value, version, modified, uid, pid, command, machine FROM property") {
                     row in
                     let key = row.text(0) ?? ""
                     let parsed = row.withBytes(1) { bytes in
@@ -171,7 +189,8 @@ final class PropertyStore: Sendable {
                     )
                 }
                 var tombstones: [StoredTombstone] = []
-                try connection.query("SELECT key, version, modified, uid, pid, command FROM tombstone") { row in
+                try connection.query("SELECT key, version, modified, uid, pid, command, machine FROM tombstone") {
+                    row in
                     tombstones.append(
                         StoredTombstone(
                             key: row.text(0) ?? "",
@@ -219,7 +238,7 @@ final class PropertyStore: Sendable {
                 .upsertProperty,
                 .text(property.key), .utf8(property.value), .int(property.version), .int(property.modifiedUsec),
                 .int(Int64(property.origin.uid)), .int(Int64(property.origin.pid)),
-                property.origin.command.map { .text($0) } ?? .null
+                property.origin.command.map { .text($0) } ?? .null, property.origin.machine.map { .text($0) } ?? .null
             )
         case .deleteProperty(let key):
             try connection.run(.deleteProperty, .text(key))
@@ -228,7 +247,7 @@ final class PropertyStore: Sendable {
                 .upsertTombstone,
                 .text(tombstone.key), .int(tombstone.version), .int(tombstone.modifiedUsec),
                 .int(Int64(tombstone.origin.uid)), .int(Int64(tombstone.origin.pid)),
-                tombstone.origin.command.map { .text($0) } ?? .null
+                tombstone.origin.command.map { .text($0) } ?? .null, tombstone.origin.machine.map { .text($0) } ?? .null
             )
         case .deleteTombstone(let key):
             try connection.run(.deleteTombstone, .text(key))

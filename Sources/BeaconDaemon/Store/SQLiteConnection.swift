@@ -28,15 +28,15 @@ enum SQLiteStatement: Int, CaseIterable {
         switch self {
         case .upsertProperty:
             """
-            INSERT OR REPLACE INTO property (key, value, version, modified, uid, pid, command)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO property (key, value, version, modified, uid, pid, command, machine)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """
         case .deleteProperty:
             "DELETE FROM property WHERE key = ?"
         case .upsertTombstone:
             """
-            INSERT OR REPLACE INTO tombstone (key, version, modified, uid, pid, command)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO tombstone (key, version, modified, uid, pid, command, machine)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """
         case .deleteTombstone:
             "DELETE FROM tombstone WHERE key = ?"
@@ -80,7 +80,8 @@ struct SQLiteRow {
         Origin(
             uid: UInt32(truncatingIfNeeded: int64(column)),
             pid: Int32(truncatingIfNeeded: int64(column + 1)),
-            command: text(column + 2)
+            command: text(column + 2),
+            machine: text(column + 3)
         )
     }
 }
