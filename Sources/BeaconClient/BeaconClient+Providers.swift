@@ -72,13 +72,18 @@ extension BeaconClient {
     /// with the provider number on each registration, before any request of it: publish the subtree there
     /// with `resync: true`. Each request is handled in its own task, and its answer is sent with
     /// ``answer(provider:request:with:)``; a request nobody waits for (``ProviderRequest/answered`` false) is
-    /// answered too, and the daemon ignores the answer's absence of a caller.
+    /// answered too, and the daemon ignores the answer's absence of a caller. With `unavailable`, the subtrees
+    /// start unavailable for that reason until ``setAvailable(provider:_:reason:)`` says otherwise: for a provider
+    /// that must first read its source, so that nobody reads the subtrees before it has published them.
     public func provide(
         _ patterns: [String],
+        unavailable: String? = nil,
         registered: @escaping @Sendable (_ provider: Int64) async -> Void,
         handle: @escaping @Sendable (_ provider: Int64, _ request: ProviderRequest) async -> ProviderAnswer
     ) -> any Disposable {
-        let parameters: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
+        var initial: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
+        if let unavailable { initial["unavailable"] = .string(unavailable) }
+        let parameters = initial
         let task = Task {
             let current = ProviderNumber()
             let error = await runResubscribing(method: Method.provide, parameters: { parameters }) {
@@ -124,15 +129,18 @@ extension BeaconClient {
     }
 
     /// Applies `changes` of `provider`'s keys, in order; with `resync`, the other keys of its subtrees are
-    /// deleted. Returns the daemon's version after them.
+    /// deleted. A resync too large for one message is published in parts, each with `resync` and all but the last
+    /// with `more`: the keys that no part named are deleted after the last. Returns the daemon's version after
+    /// them.
     @discardableResult
-    public func publish(provider: Int64, changes: [ProvidedChange], resync: Bool = false) async throws(BeaconError)
-        -> Int64
-    {
+    public func publish(
+        provider: Int64, changes: [ProvidedChange], resync: Bool = false, more: Bool = false
+    ) async throws(BeaconError) -> Int64 {
         var parameters: [String: JSONValue] = [
             "provider": .int(provider), "changes": .array(changes.map(\.json)),
         ]
         if resync { parameters["resync"] = .bool(true) }
+        if more { parameters["more"] = .bool(true) }
         let reply = try await call(method: Method.publish, parameters: parameters)
         return try ReplyReader(reply, "Publish reply").int("version")
     }

@@ -5,8 +5,12 @@ import Testing
 @Suite("io.beacon.Providers")
 struct ProvidersTests {
     /// Registers `client` as the provider of `patterns`; returns its provider number.
-    func register(_ client: VarlinkTestClient, _ patterns: [JSONValue]) throws -> Int64 {
-        let reply = try client.call("io.beacon.Providers.Provide", ["patterns": .array(patterns)], more: true)
+    func register(
+        _ client: VarlinkTestClient, _ patterns: [JSONValue], unavailable: String? = nil
+    ) throws -> Int64 {
+        var parameters: [String: JSONValue] = ["patterns": .array(patterns)]
+        if let unavailable { parameters["unavailable"] = .string(unavailable) }
+        let reply = try client.call("io.beacon.Providers.Provide", parameters, more: true)
         #expect(reply.error == nil)
         #expect(reply["requests"]?.elements.isEmpty == true)
         return try #require(reply["provider"]?.intValue)
@@ -105,9 +109,10 @@ struct ProvidersTests {
         let first = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["fleet.**"]], more: true)
         #expect(first.error == nil)
 
-        func publish(_ changes: [JSONValue], resync: Bool = false) throws -> Int64 {
+        func publish(_ changes: [JSONValue], resync: Bool = false, more: Bool = false) throws -> Int64 {
             var parameters: [String: JSONValue] = ["provider": .int(number), "changes": .array(changes)]
             if resync { parameters["resync"] = true }
+            if more { parameters["more"] = true }
             return try #require(try provider.parameters("io.beacon.Providers.Publish", parameters)["version"]?.intValue)
         }
         _ = try publish([
@@ -128,6 +133,26 @@ struct ProvidersTests {
         #expect(seen == ["fleet.a"])
         #expect(deletion.first?["deleted"] == true)
         #expect(try provider.parameters("io.beacon.Properties.Get", ["key": "fleet.b"])["property"]?["value"] == 2)
+
+        // A resync in two parts: nothing is deleted after the first; after the last, the key neither part named.
+        _ = try publish(
+            [
+                ["key": "fleet.c", "value": 3, "providerVersion": 20],
+                ["key": "fleet.d", "value": 4, "providerVersion": 21],
+            ],
+            resync: true, more: true)
+        seen = try watcher.receive()["changes"]?.elements.compactMap { $0["key"]?.stringValue } ?? []
+        #expect(seen == ["fleet.c", "fleet.d"])
+        #expect(try provider.parameters("io.beacon.Properties.Get", ["key": "fleet.b"])["property"]?["value"] == 2)
+        _ = try publish([["key": "fleet.e", "value": 5, "providerVersion": 22]], resync: true)
+        let last = try watcher.receive()["changes"]?.elements ?? []
+        #expect(last.compactMap { $0["key"]?.stringValue } == ["fleet.e", "fleet.b"])
+        #expect(last.last?["deleted"] == true)
+        let listed = try provider.parameters("io.beacon.Properties.List", ["prefix": "fleet"])["properties"]
+        #expect(listed?.elements.compactMap { $0["key"]?.stringValue }.sorted() == ["fleet.c", "fleet.d", "fleet.e"])
+        let stray = try provider.call(
+            "io.beacon.Providers.Publish", ["provider": .int(number), "changes": [], "more": true])
+        #expect(stray.error == "org.varlink.service.InvalidParameter")
 
         let outside = try provider.call(
             "io.beacon.Providers.Publish",
@@ -209,14 +234,24 @@ struct ProvidersTests {
         #expect(early["reason"]?.stringValue?.contains("fleet.prefixes") == true)
         #expect(try providerState()?["available"] == false)
         #expect(try providerState()?["subtrees"] == ["fleet.**"])
+        let orphanedSince = try #require(try providerState()?["sinceUsec"]?.intValue)
         try caller.set("local.mode", "on")
 
+        // A provider that must read its source first registers unavailable, and stays so until it says otherwise.
         let providerStream = try daemon.connect()
         let provider = try daemon.connect()
-        let number = try register(providerStream, ["fleet.**"])
+        let number = try register(providerStream, ["fleet.**"], unavailable: "reading the source")
+        let reading = try providerState()
+        #expect(reading?["available"] == false)
+        #expect(reading?["reason"] == "reading the source")
+        #expect(reading?["sinceUsec"]?.intValue == orphanedSince)
+        let meanwhile = try caller.call("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "eco"])
+        #expect(meanwhile.error == "io.beacon.Providers.ProviderUnavailable")
+        #expect(meanwhile["reason"] == "reading the source")
         _ = try provider.parameters(
             "io.beacon.Providers.Publish",
             ["provider": .int(number), "changes": [["key": "fleet.mode", "value": "eco", "providerVersion": 5]]])
+        _ = try provider.parameters("io.beacon.Providers.SetAvailable", ["provider": .int(number), "available": true])
         #expect(try providerState()?["available"] == true)
         #expect(try providerState()?["provider"]?.intValue == number)
         let fresh = try caller.parameters("io.beacon.Properties.Get", ["key": "fleet.mode"])

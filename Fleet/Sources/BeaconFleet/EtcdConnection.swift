@@ -109,13 +109,37 @@ package final class EtcdConnection: Sendable {
         }
     }
 
-    /// Every key from `prefix` on (a linearizable read).
-    func range(prefix: [UInt8]) async throws -> Etcdserverpb_RangeResponse {
+    /// The largest response accepted from etcd, as etcd's own client does: a page of a Range, or a watch
+    /// response, holds many values of up to beacond's value limit each. (gRPC's default is 4 MiB.)
+    static let maxResponseBytes = 256 << 20
+
+    /// `options` accepting responses of up to ``maxResponseBytes``. grpc-swift-nio-transport 2.9.2 limits the
+    /// messages a call receives by its `maxRequestMessageBytes`, so both are raised; etcd refuses a request
+    /// larger than its own limit (--max-request-bytes, 1.5 MiB by default) whatever this says.
+    static func acceptingLargeResponses(_ options: CallOptions) -> CallOptions {
+        var options = options
+        options.maxResponseMessageBytes = maxResponseBytes
+        options.maxRequestMessageBytes = maxResponseBytes
+        return options
+    }
+
+    /// Every key from `prefix` on, read in pages of `pageSize` keys, all at the revision of the first page (a
+    /// linearizable read). Returns the keys and that revision.
+    func range(prefix: [UInt8], pageSize: Int64 = 256) async throws -> (kvs: [Mvccpb_KeyValue], revision: Int64) {
         var request = Etcdserverpb_RangeRequest()
         request.key = Data(prefix)
         request.rangeEnd = Data(Self.prefixEnd(prefix))
-        return try await authenticated { metadata in
-            try await kv.range(request, metadata: metadata, options: options)
+        request.limit = pageSize
+        let options = Self.acceptingLargeResponses(self.options)
+        var kvs: [Mvccpb_KeyValue] = []
+        while true {
+            let page = try await authenticated { metadata in
+                try await kv.range(request, metadata: metadata, options: options)
+            }
+            if request.revision == 0 { request.revision = page.header.revision }
+            kvs.append(contentsOf: page.kvs)
+            guard page.more, let last = page.kvs.last else { return (kvs, request.revision) }
+            request.key = last.key + [0]
         }
     }
 
@@ -172,8 +196,10 @@ package final class EtcdConnection: Sendable {
         create.rangeEnd = Data(Self.prefixEnd(prefix))
         create.startRevision = revision
         let request = Etcdserverpb_WatchRequest.with { $0.requestUnion = .createRequest(create) }
+        let options = Self.acceptingLargeResponses(.defaults)
         try await watcher.watch(
             metadata: try await metadata(["hasleader": "true"]),
+            options: options,
             requestProducer: { writer in
                 try await writer.write(request)
                 // The request side stays open: etcd ends a watch stream whose client stops sending.

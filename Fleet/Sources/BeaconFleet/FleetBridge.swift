@@ -56,7 +56,7 @@ public actor FleetBridge {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.etcd.run() }
             let registration = client.provide(
-                configuration.prefixes.map { $0 + ".**" },
+                configuration.prefixes.map { $0 + ".**" }, unavailable: "reading the subtrees from etcd",
                 registered: { provider in await self.registered(provider) },
                 handle: { provider, request in await self.handle(request, provider: provider) })
             let states = client.connectionState.values
@@ -150,20 +150,55 @@ public actor FleetBridge {
     /// Publishes every key of the subtrees as etcd holds it now; beacond deletes the keys etcd no longer has, so
     /// its watchers see exactly what changed while this machine was away.
     private func resync(_ provider: Int64) async throws {
-        let response = try await etcd.range(prefix: keys.prefix)
-        var changes: [ProvidedChange] = []
-        for kv in response.kvs {
+        let (kvs, revision) = try await etcd.range(prefix: keys.prefix)
+        var changes: [SizedChange] = []
+        for kv in kvs {
             switch keys.change(of: kv, deleted: false) {
-            case .success(let change)?: changes.append(change)
+            case .success(let change)?: changes.append(SizedChange(change, kv))
             case .failure(let error)?: logger.warning("skipping a value in etcd: \(error)")
             case nil: break
             }
         }
-        try await client.publish(provider: provider, changes: changes, resync: true)
-        lastRevision = response.header.revision
+        try await publish(changes, provider: provider, resync: true)
+        lastRevision = revision
         needsResync = false
         logger.info(
             "read the subtrees from etcd", metadata: ["keys": "\(changes.count)", "revision": "\(lastRevision)"])
+    }
+
+    /// A change, and about how many bytes it takes in a Publish: its key and its value as etcd holds it, which
+    /// has the origin and the value in the same JSON form.
+    struct SizedChange {
+        var change: ProvidedChange
+        var size: Int
+
+        init(_ change: ProvidedChange, _ kv: Mvccpb_KeyValue) {
+            self.change = change
+            size = kv.key.count + kv.value.count + 96
+        }
+    }
+
+    /// At most about this many bytes of changes go in one Publish, well below beacond's message limit
+    /// (`limits.maxMessageSize`, 1 MiB unless configured).
+    static let publishPartBytes = 256 << 10
+
+    /// Publishes `changes` in order, in parts of at most ``publishPartBytes`` (a single larger change alone); the
+    /// parts of a resync but the last say that more follow, so that beacond deletes the keys none of them named
+    /// only after the last.
+    private func publish(_ changes: [SizedChange], provider: Int64, resync: Bool = false) async throws {
+        var start = 0
+        repeat {
+            var end = start
+            var bytes = 0
+            while end < changes.count, end == start || bytes + changes[end].size <= Self.publishPartBytes {
+                bytes += changes[end].size
+                end += 1
+            }
+            try await client.publish(
+                provider: provider, changes: changes[start..<end].map(\.change), resync: resync,
+                more: resync && end < changes.count)
+            start = end
+        } while start < changes.count
     }
 
     /// Handles one watch response; returns false to end the watch (for a resync).
@@ -184,18 +219,18 @@ public actor FleetBridge {
             throw EtcdError.refused("etcd cancelled the watch: \(response.cancelReason)")
         }
         guard !response.events.isEmpty else { return true }
-        var changes: [ProvidedChange] = []
+        var changes: [SizedChange] = []
         var last = lastRevision
         for event in response.events {
             last = max(last, event.kv.modRevision)
             if !answered.isEmpty, answered.remove(event.kv.modRevision) != nil { continue }
             switch keys.change(of: event.kv, deleted: event.type == .delete) {
-            case .success(let change)?: changes.append(change)
+            case .success(let change)?: changes.append(SizedChange(change, event.kv))
             case .failure(let error)?: logger.warning("skipping a change in etcd: \(error)")
             case nil: break
             }
         }
-        if !changes.isEmpty { try await client.publish(provider: provider, changes: changes) }
+        if !changes.isEmpty { try await publish(changes, provider: provider) }
         lastRevision = last
         if !answered.isEmpty { answered = answered.filter { $0 > last } }
         return true

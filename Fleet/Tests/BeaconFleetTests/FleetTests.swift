@@ -225,6 +225,56 @@ struct FleetTests {
         clientB.close()
     }
 
+    @Test(
+        "a subtree larger than one message, than gRPC's default response and than one page of a Range reaches a machine that joins later"
+    )
+    func largeSubtree() async throws {
+        let cluster = try EtcdCluster()
+        let a = try Machine("a", endpoints: cluster.endpoints)
+        let clientA = try await a.client()
+        try await a.waitUntilAvailable(clientA)
+        // 80 values of 60 kB: 4.8 MB, more than a Publish (1 MiB by default) or a gRPC response (4 MiB by default)
+        // can hold.
+        let filler = String(repeating: "x", count: 60_000)
+        func value(_ index: Int) -> JSONValue { .string("\(index):" + filler) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for index in stride(from: worker, to: 80, by: 4) {
+                        try await clientA.set("fleet.big.item\(index)", to: value(index))
+                    }
+                }
+            }
+            // And 220 small ones: 300 keys are read in two pages of a Range.
+            group.addTask {
+                for index in 0..<220 { try await clientA.set("fleet.small.item\(index)", to: .int(Int64(index))) }
+            }
+            try await group.waitForAll()
+        }
+
+        let b = try Machine("b", endpoints: cluster.endpoints)
+        let clientB = try await b.client()
+        try await b.waitUntilAvailable(clientB)
+        for index in 0..<80 { #expect(try await clientB.get("fleet.big.item\(index)").value == value(index)) }
+        let small = try await clientB.list(prefix: "fleet.small").properties
+        #expect(small.count == 220)
+        #expect(small.allSatisfy { "fleet.small.item\($0.value.intValue ?? -1)" == $0.key })
+        #expect(b.fleetLog.contains("keys=300"))
+
+        // While b's beacon-fleet is away, a key goes: the resync in parts deletes it, and only it.
+        #expect(b.terminateFleet() == 0)
+        try await clientA.unset("fleet.big.item41")
+        try b.startFleet()
+        try await b.waitUntilAvailable(clientB)
+        await #expect(throws: BeaconError.self) { _ = try await clientB.get("fleet.big.item41") }
+        for index in [0, 40, 42, 79] {
+            #expect(try await clientB.get("fleet.big.item\(index)").value == value(index))
+        }
+        #expect(b.fleetLog.contains("keys=299"))
+        clientA.close()
+        clientB.close()
+    }
+
     @Test("after a restart of everything, every machine holds the same state")
     func fullRestart() async throws {
         let cluster = try EtcdCluster()

@@ -10,6 +10,8 @@ final class ProviderRegistry {
         let roots: [String]
         /// Set while the provider reports that it cannot carry out writes (SetAvailable).
         var unavailable: Unavailability?
+        /// The keys published so far by a resync given in parts (Publish with `more`), until its last part.
+        var resyncing: Set<String>?
     }
 
     /// Why writes of a subtree fail, and since when.
@@ -227,6 +229,7 @@ extension BeaconBus {
             roots.append(root)
         }
         guard !roots.isEmpty else { throw .invalidParameter("patterns") }
+        let unavailableReason = try parameters.optionalString("unavailable")
         guard providers.byConnection[client.connection.id] == nil else {
             throw BusError.providerConflict(roots[0] + ".**")
         }
@@ -235,10 +238,17 @@ extension BeaconBus {
                 throw BusError.providerConflict(clash + ".**")
             }
         }
-        for orphan in providers.orphans.keys where roots.contains(where: { ProviderRegistry.overlap($0, orphan) }) {
+        // A provider that starts unavailable keeps the time since which its orphaned subtrees were.
+        var since: Int64?
+        for (orphan, state) in providers.orphans where roots.contains(where: { ProviderRegistry.overlap($0, orphan) }) {
+            since = min(since ?? state.sinceUsec, state.sinceUsec)
             providers.orphans.removeValue(forKey: orphan)
         }
-        providers.byConnection[client.connection.id] = ProviderRegistry.Provider(client: client, roots: roots)
+        providers.byConnection[client.connection.id] = ProviderRegistry.Provider(
+            client: client, roots: roots,
+            unavailable: unavailableReason.map {
+                ProviderRegistry.Unavailability(reason: $0, sinceUsec: since ?? WallClock.nowUsec())
+            })
         hasProviders = true
         refreshProviderAvailability()
         client.connection.reply(["provider": .int(Int64(client.connection.id)), "requests": []], continues: true)
@@ -363,15 +373,24 @@ extension BeaconBus {
     }
 
     func publish(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        let (_, provider) = try namedProvider(parameters, client: client)
+        let (id, provider) = try namedProvider(parameters, client: client)
         let elements = try parameters.array("changes")
         let resync = try parameters.bool("resync", default: false)
+        let more = try parameters.bool("more", default: false)
+        guard resync || !more else { throw .invalidParameter("more") }
         var changes: [PublishedChange] = []
         changes.reserveCapacity(elements.count)
         for element in elements { changes.append(try parsePublished(element, provider: provider)) }
         for change in changes { _ = applyPublished(change) }
         if resync {
-            let published = Set(changes.map(\.key.rawValue))
+            // A resync too large for one message comes in parts; the keys it did not name go after the last.
+            var published = provider.resyncing ?? []
+            published.formUnion(changes.map(\.key.rawValue))
+            providers.byConnection[id]?.resyncing = more ? published : nil
+            guard !more else {
+                client.connection.reply("version", integer: table.version)
+                return
+            }
             for root in provider.roots {
                 guard let prefix = try? PropertyKey(root, limits: limits.keyLimits) else { continue }
                 for key in table.keys(below: prefix) where key.rawValue != root && !published.contains(key.rawValue) {

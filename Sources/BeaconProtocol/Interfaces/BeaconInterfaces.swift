@@ -637,8 +637,10 @@ public enum BeaconInterfaces {
         # ".**". Requires "more": true. The first reply carries provider, the number that Answer and
         # Publish name, and no requests; every later reply carries requests, in the order of the calls.
         # Publish with resync true right after registering: the daemon has not kept the providerVersions of
-        # an earlier provider.
-        method Provide(patterns: []string) -> (provider: int, requests: []Request)
+        # an earlier provider. With unavailable, the subtrees start unavailable for that reason (as after
+        # SetAvailable false) until SetAvailable true: for a provider that must first read its source, so
+        # that nobody reads the subtrees before it has published them.
+        method Provide(patterns: []string, unavailable: ?string) -> (provider: int, requests: []Request)
 
         # Answers request id of provider, from any connection of the provider's user. With change, the
         # change is applied as Publish would and the caller gets the version it took (or the key's current
@@ -662,8 +664,10 @@ public enum BeaconInterfaces {
         ) -> ()
 
         # Applies changes of the provider's keys in order, and returns the daemon's version after them. With
-        # resync, changes hold every key of the provider's subtrees: the others are deleted.
-        method Publish(provider: int, changes: []Change, resync: ?bool) -> (version: int)
+        # resync, changes hold every key of the provider's subtrees: the others are deleted. A resync too large
+        # for one message is given in parts, each with resync and all but the last with more; the keys that no
+        # part named are deleted after the last part.
+        method Publish(provider: int, changes: []Change, resync: ?bool, more: ?bool) -> (version: int)
 
         # Reports whether the provider can carry out writes. While it cannot, the daemon fails writes of its
         # subtrees at once with ProviderUnavailable(reason), Get answers the last known values with
