@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 APT_PACKAGES := pkg-config libsystemd-dev libsqlite3-dev sqlite3 dbus-daemon python3 python3-venv \
-	python3-dbusmock systemd etcd-server etcd-client
+	python3-dbusmock systemd etcd-server etcd-client openssl
 VENV := .venv
 
 .PHONY: all deps apt-deps venv build run test test-fleet format lint clean install-user install-fleet bench-signals bench-bus manual deb \

@@ -30,8 +30,15 @@
 # can cause an occasional spurious re-election (harmless: clients retry); raise them
 # with ETCD_HEARTBEAT_MS / ETCD_ELECTION_MS (election >= 5 x heartbeat).
 #
+# Secure mode (ETCD_SECURE=1 at start, remembered in cluster.env): the members serve
+# clients over TLS and require a client certificate (--client-cert-auth), and after
+# start-up authentication is enabled, with the users root and kiosk (role "fleet":
+# read and write below /beacon/). DIR/tls holds ca.pem, client.pem, client-key.pem
+# (signed by the CA, CN kiosk) and kiosk.password; this script's own etcdctl calls
+# go as root. etcd's simple tokens live in memory: a restarted member forgets them.
+#
 # Environment knobs:
-#   ETCD_HEARTBEAT_MS (50)  ETCD_ELECTION_MS (500)
+#   ETCD_SECURE (unset)     ETCD_HEARTBEAT_MS (50)  ETCD_ELECTION_MS (500)
 #   ETCD_CLUSTER_TIMEOUT (30)   seconds to wait for health in start/restart/wait-healthy
 #   ETCD_STOP_TIMEOUT (10)      seconds to wait for a member to exit after SIGTERM
 #   ETCD_BIN, ETCDCTL_BIN       override the binaries (default: etcd, etcdctl on PATH)
@@ -109,13 +116,60 @@ _ec_load_env() {
     [[ -f $dir/cluster.env ]] || _ec_die "$dir/cluster.env not found (was the cluster started with 'start $dir'?)"
     # shellcheck disable=SC1091
     source "$dir/cluster.env"
+    if [[ ${SECURE:-0} == 1 ]]; then
+        # etcdctl reads its flags from ETCDCTL_* variables.
+        export ETCDCTL_CACERT=$dir/tls/ca.pem ETCDCTL_CERT=$dir/tls/root.pem ETCDCTL_KEY=$dir/tls/root-key.pem
+        [[ -f $dir/tls/auth-enabled ]] && export ETCDCTL_USER="root:$(<"$dir/tls/root.password")"
+    fi
+    return 0
+}
+
+# A CA, a server certificate for 127.0.0.1, and client certificates for root and kiosk.
+_ec_make_certificates() {
+    local tls=$1/tls name
+    mkdir -p "$tls"
+    (
+        cd "$tls"
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=beacon-test-ca -keyout ca-key.pem -out ca.pem
+        openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server-key.pem -out server.csr
+        printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >server.ext
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 \
+            -extfile server.ext -out server.pem
+        printf 'extendedKeyUsage=clientAuth\n' >client.ext
+        for name in root kiosk; do
+            openssl req -newkey rsa:2048 -nodes -subj "/CN=$name" -keyout "$name-key.pem" -out "$name.csr"
+            openssl x509 -req -in "$name.csr" -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 \
+                -extfile client.ext -out "$name.pem"
+        done
+        mv kiosk.pem client.pem
+        mv kiosk-key.pem client-key.pem
+        openssl rand -hex 12 >root.password
+        openssl rand -hex 12 >kiosk.password
+    ) >"$tls/openssl.log" 2>&1 || { cat "$tls/openssl.log" >&2; _ec_die "could not make the certificates"; }
+}
+
+# Users root and kiosk; kiosk may read and write below /beacon/. Then authentication is on.
+_ec_enable_auth() {
+    local dir=$1 eps=$2
+    _ec_ctl "$eps" user add root --new-user-password "$(<"$dir/tls/root.password")" &&
+        _ec_ctl "$eps" user grant-role root root &&
+        _ec_ctl "$eps" user add kiosk --new-user-password "$(<"$dir/tls/kiosk.password")" &&
+        _ec_ctl "$eps" role add fleet &&
+        _ec_ctl "$eps" role grant-permission fleet readwrite --prefix=true /beacon/ &&
+        _ec_ctl "$eps" user grant-role kiosk fleet &&
+        _ec_ctl "$eps" auth enable &&
+        touch "$dir/tls/auth-enabled"
 }
 
 _ec_check_member() {
     [[ $1 =~ ^[123]$ ]] || _ec_die "member must be 1, 2 or 3 (got '$1')"
 }
 
-_ec_client_url() { local v="CLIENT_PORT_$1"; echo "http://127.0.0.1:${!v}"; }
+_ec_client_url() {
+    local v="CLIENT_PORT_$1" scheme=http
+    [[ ${SECURE:-0} == 1 ]] && scheme=https
+    echo "$scheme://127.0.0.1:${!v}"
+}
 _ec_peer_url() { local v="PEER_PORT_$1"; echo "http://127.0.0.1:${!v}"; }
 
 _ec_initial_cluster() {
@@ -131,9 +185,13 @@ _ec_launch_member() {
     if [[ -f $pidfile ]] && _ec_pid_alive "$(<"$pidfile")"; then
         _ec_die "member $n is already running (pid $(<"$pidfile"))"
     fi
-    local client peer
+    local client peer secure=()
     client=$(_ec_client_url "$n")
     peer=$(_ec_peer_url "$n")
+    if [[ ${SECURE:-0} == 1 ]]; then
+        secure=(--cert-file "$dir/tls/server.pem" --key-file "$dir/tls/server-key.pem"
+            --trusted-ca-file "$dir/tls/ca.pem" --client-cert-auth)
+    fi
     # All three standard fds are redirected so that a caller reading our stdout
     # through a pipe (e.g. `$(...)` or Foundation.Process) is not held open by etcd.
     "$ETCD_BIN" \
@@ -150,6 +208,7 @@ _ec_launch_member() {
         --election-timeout "${ETCD_ELECTION_MS:-500}" \
         --logger zap \
         --log-outputs stderr \
+        "${secure[@]}" \
         </dev/null >>"$dir/member-$n.log" 2>&1 &
     echo $! >"$pidfile"
 }
@@ -236,7 +295,9 @@ etcd_cluster_start() (
         echo "PEER_PORT_2=${ports[4]}"
         echo "PEER_PORT_3=${ports[5]}"
         echo "CLUSTER_TOKEN=beacon-test-$$-$RANDOM"
+        echo "SECURE=${ETCD_SECURE:-0}"
     } >"$dir/cluster.env"
+    [[ ${ETCD_SECURE:-0} == 1 ]] && _ec_make_certificates "$dir"
     _ec_load_env "$dir"
     local eps
     eps="$(_ec_client_url 1),$(_ec_client_url 2),$(_ec_client_url 3)"
@@ -247,6 +308,12 @@ etcd_cluster_start() (
         _ec_log "start failed; stopping members"
         etcd_cluster_stop "$dir" || true
         exit 1
+    fi
+    if [[ ${SECURE:-0} == 1 ]]; then
+        _ec_enable_auth "$dir" "$eps" >/dev/null || {
+            etcd_cluster_stop "$dir" || true
+            _ec_die "could not enable authentication"
+        }
     fi
     _ec_log "cluster healthy: $eps"
     echo "$eps"
@@ -323,6 +390,7 @@ etcd_cluster_compact() (
     set -euo pipefail
     local dir=${1:?usage: compact DIR} eps out rev
     _ec_ensure_binaries
+    _ec_load_env "$dir"
     eps=$(<"$dir/endpoints")
     # A (linearizable) range answers with the current store revision in its header.
     out=$(_ec_ctl "$eps" get --write-out=json --keys-only --limit=1 beacon-compact-probe)

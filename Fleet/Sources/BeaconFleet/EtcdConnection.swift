@@ -172,17 +172,31 @@ package final class EtcdConnection: Sendable {
     /// the lease is gone, and throws when the stream fails.
     func keepAlive(_ id: Int64, every interval: Duration) async throws {
         let request = Etcdserverpb_LeaseKeepAliveRequest.with { $0.id = id }
-        try await leases.leaseKeepAlive(
-            metadata: try await metadata(["hasleader": "true"]),
-            requestProducer: { writer in
-                while !Task.isCancelled {
-                    try await writer.write(request)
-                    try await Task.sleep(for: interval)
-                }
-            },
-            onResponse: { response in
-                for try await message in response.messages where message.ttl <= 0 { return }
-            })
+        try await forgettingTokenOnFailure {
+            try await leases.leaseKeepAlive(
+                metadata: try await metadata(["hasleader": "true"]),
+                requestProducer: { writer in
+                    while !Task.isCancelled {
+                        try await writer.write(request)
+                        try await Task.sleep(for: interval)
+                    }
+                },
+                onResponse: { response in
+                    for try await message in response.messages where message.ttl <= 0 { return }
+                })
+        }
+    }
+
+    /// Runs a stream's `call`. When it fails, the token is forgotten, so that the next attempt logs in again: a
+    /// stream gives no sign that its token was refused that can be told from other failures (a watch that etcd
+    /// does not permit is cancelled with a reason in words), and a restarted etcd has forgotten every token.
+    private func forgettingTokenOnFailure(_ call: () async throws -> Void) async throws {
+        do {
+            try await call()
+        } catch {
+            if credentials != nil { token.withLock { $0 = nil } }
+            throw error
+        }
     }
 
     /// Watches every key from `prefix` on, from `revision`, passing each response to `handle` until it returns
@@ -197,20 +211,22 @@ package final class EtcdConnection: Sendable {
         create.startRevision = revision
         let request = Etcdserverpb_WatchRequest.with { $0.requestUnion = .createRequest(create) }
         let options = Self.acceptingLargeResponses(.defaults)
-        try await watcher.watch(
-            metadata: try await metadata(["hasleader": "true"]),
-            options: options,
-            requestProducer: { writer in
-                try await writer.write(request)
-                // The request side stays open: etcd ends a watch stream whose client stops sending.
-                while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
-            },
-            onResponse: { response in
-                for try await message in response.messages {
-                    guard try await handle(message) else { return }
-                }
-                throw EtcdError.refused("etcd ended the watch stream")
-            })
+        try await forgettingTokenOnFailure {
+            try await watcher.watch(
+                metadata: try await metadata(["hasleader": "true"]),
+                options: options,
+                requestProducer: { writer in
+                    try await writer.write(request)
+                    // The request side stays open: etcd ends a watch stream whose client stops sending.
+                    while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+                },
+                onResponse: { response in
+                    for try await message in response.messages {
+                        guard try await handle(message) else { return }
+                    }
+                    throw EtcdError.refused("etcd ended the watch stream")
+                })
+        }
     }
 
     /// The end of the range of every key that starts with `prefix`.

@@ -38,9 +38,13 @@ final class EtcdCluster: @unchecked Sendable {
     let script = repository + "/Fleet/scripts/etcd-cluster.sh"
     private(set) var endpoints = ""
 
-    init() throws {
+    /// `secure`: TLS with client certificates and etcd's authentication (the script's ETCD_SECURE; the files are
+    /// in ``tls``).
+    init(secure: Bool = false) throws {
         directory = try makeTemporaryDirectory("etcd-cluster")
-        try run("/bin/bash", [script, "start", directory])
+        var environment = ProcessInfo.processInfo.environment
+        if secure { environment["ETCD_SECURE"] = "1" }
+        try run("/bin/bash", [script, "start", directory], environment: environment)
         endpoints = try run("/bin/bash", [script, "endpoints", directory]).trimmingCharacters(
             in: .whitespacesAndNewlines)
     }
@@ -49,6 +53,9 @@ final class EtcdCluster: @unchecked Sendable {
         _ = try? run("/bin/bash", [script, "stop", directory])
         try? FileManager.default.removeItem(atPath: directory)
     }
+
+    /// The secure cluster's CA, the client certificate and key of the user kiosk, and its password file.
+    var tls: String { directory + "/tls" }
 
     func endpoint(_ member: Int) throws -> String {
         try run("/bin/bash", [script, "endpoint", directory, "\(member)"]).trimmingCharacters(
@@ -77,13 +84,16 @@ final class Machine: @unchecked Sendable {
     let daemon: TestDaemon
     private let endpoints: String
     private let leaseTTL: Int
+    /// More of beacon-fleet's settings, as `BEACON_FLEET_*` variables.
+    private let settings: [String: String]
     private(set) var fleet: ChildProcess?
 
-    init(_ name: String, endpoints: String, leaseTTL: Int = 2) throws {
+    init(_ name: String, endpoints: String, leaseTTL: Int = 2, settings: [String: String] = [:]) throws {
         useMainPackageBuild()
         self.name = name
         self.endpoints = endpoints
         self.leaseTTL = leaseTTL
+        self.settings = settings
         daemon = try TestDaemon(arguments: ["--fleet-prefixes", "fleet"])
         try startFleet()
     }
@@ -98,12 +108,12 @@ final class Machine: @unchecked Sendable {
     var fleetLog: String { (try? String(contentsOfFile: daemon.directory + "/fleet.log", encoding: .utf8)) ?? "" }
 
     func startFleet() throws {
-        let environment = [
+        let environment = settings.merging([
             "PATH": "/usr/bin:/bin", "HOME": daemon.directory, "XDG_CONFIG_HOME": daemon.directory + "/config",
             "BEACON_ADDRESS": daemon.address, "BEACON_FLEET_PREFIXES": "fleet", "BEACON_FLEET_ENDPOINTS": endpoints,
             "BEACON_FLEET_MACHINE": name, "BEACON_FLEET_LEASE_TTL_SECONDS": "\(leaseTTL)",
             "BEACON_FLEET_REQUEST_TIMEOUT_MS": "3000", "BEACON_LOG_LEVEL": "debug",
-        ]
+        ]) { $1 }
         let path = try BuiltProducts.path("beacon-fleet", override: "BEACON_FLEET_PATH")
         let log = daemon.directory + "/fleet.log"
         fleet = try ChildProcess(path, [], environment: environment, output: .file(log), error: .file(log))

@@ -275,6 +275,47 @@ struct FleetTests {
         clientB.close()
     }
 
+    @Test(
+        "over TLS with client certificates and etcd's authentication, as a user allowed only /beacon/; after etcd restarts and forgets its tokens, both machines log in again"
+    )
+    func secured() async throws {
+        let cluster = try EtcdCluster(secure: true)
+        #expect(cluster.endpoints.hasPrefix("https://"))
+        let settings = [
+            "BEACON_FLEET_TLS_CA_FILE": cluster.tls + "/ca.pem",
+            "BEACON_FLEET_TLS_CERT_FILE": cluster.tls + "/client.pem",
+            "BEACON_FLEET_TLS_KEY_FILE": cluster.tls + "/client-key.pem", "BEACON_FLEET_USER": "kiosk",
+            "BEACON_FLEET_PASSWORD_FILE": cluster.tls + "/kiosk.password",
+        ]
+        let a = try Machine("a", endpoints: cluster.endpoints, settings: settings)
+        let b = try Machine("b", endpoints: cluster.endpoints, settings: settings)
+        let clientA = try await a.client()
+        let clientB = try await b.client()
+        try await a.waitUntilAvailable(clientA)
+        try await b.waitUntilAvailable(clientB)
+        let seenOnB = try await ChangeLog.start(clientB)
+        try await clientA.set("fleet.secure", to: "yes")
+        _ = try await seenOnB.wait(for: "fleet.secure on b") { $0.key == "fleet.secure" && $0.value == "yes" }
+        // A lease, as the same user.
+        try await clientA.set("fleet.present.a", to: true, ephemeral: true)
+        _ = try await seenOnB.wait(for: "fleet.present.a on b") { $0.key == "fleet.present.a" && $0.value == true }
+
+        // Every member restarted: etcd's simple tokens are gone, and every stream ends.
+        try cluster.stop()
+        for member in 1...3 { try cluster.restart(member) }
+        try await eventually("a writes again") { (try? await clientA.set("fleet.secure", to: "again")) != nil }
+        _ = try await seenOnB.wait(for: "the write after the restart on b") {
+            $0.key == "fleet.secure" && $0.value == "again"
+        }
+        try await clientB.set("fleet.secure", to: "from b")
+        try await eventually("a sees b's write") { (try? await clientA.get("fleet.secure").value) == "from b" }
+        // The lease was kept alive through the restart, with a new token.
+        #expect(try await clientB.get("fleet.present.a").value == true)
+        #expect(a.fleetLog.contains("lease") && !a.fleetLog.contains("expired"))
+        clientA.close()
+        clientB.close()
+    }
+
     @Test("after a restart of everything, every machine holds the same state")
     func fullRestart() async throws {
         let cluster = try EtcdCluster()
