@@ -168,9 +168,11 @@ package final class EtcdConnection: Sendable {
         }
     }
 
-    /// Keeps lease `id` alive, renewing it every `interval`, until the task is cancelled; returns when etcd says
-    /// the lease is gone, and throws when the stream fails.
-    func keepAlive(_ id: Int64, every interval: Duration) async throws {
+    /// Keeps lease `id` alive, renewing it every `interval` and calling `renewed` after each renewal etcd confirms,
+    /// until the task is cancelled; returns when etcd says the lease is gone, and throws when the stream fails.
+    func keepAlive(
+        _ id: Int64, every interval: Duration, renewed: @escaping @Sendable () async -> Void
+    ) async throws {
         let request = Etcdserverpb_LeaseKeepAliveRequest.with { $0.id = id }
         try await forgettingTokenOnFailure {
             try await leases.leaseKeepAlive(
@@ -182,7 +184,10 @@ package final class EtcdConnection: Sendable {
                     }
                 },
                 onResponse: { response in
-                    for try await message in response.messages where message.ttl <= 0 { return }
+                    for try await message in response.messages {
+                        guard message.ttl > 0 else { return }
+                        await renewed()
+                    }
                 })
         }
     }

@@ -38,6 +38,8 @@ public actor FleetBridge {
     /// The lease of this machine's ephemeral keys, and the task that keeps it alive.
     private var lease: (id: Int64, keeper: Task<Void, Never>)?
     private var leaseGrant: Task<Int64, any Error>?
+    /// The lease's keep-alive stream failed, and no renewal has been confirmed since.
+    private var leaseInterrupted = false
     private var failures = 0
 
     public init(configuration: FleetConfiguration, client: BeaconClient, logger: Logger) throws {
@@ -394,18 +396,34 @@ public actor FleetBridge {
         let keeper = Task { [etcd] in
             while !Task.isCancelled {
                 do {
-                    try await etcd.keepAlive(id, every: interval)
+                    try await etcd.keepAlive(id, every: interval) { await self.leaseRenewed(id) }
                     break
                 } catch {
+                    self.leaseInterrupted(id, error)
                     try? await Task.sleep(for: .milliseconds(250))
                 }
             }
             self.leaseEnded(id)
         }
         lease = (id, keeper)
+        leaseInterrupted = false
         logger.info(
             "granted the lease of this machine's ephemeral keys", metadata: ["lease": "\(id)", "ttl": "\(ttl)"])
         return id
+    }
+
+    private func leaseInterrupted(_ id: Int64, _ error: any Error) {
+        guard lease?.id == id, !Task.isCancelled, !leaseInterrupted else { return }
+        leaseInterrupted = true
+        logger.notice(
+            "the lease of this machine's ephemeral keys is not being kept alive; trying again",
+            metadata: ["reason": "\(Self.describe(error))"])
+    }
+
+    private func leaseRenewed(_ id: Int64) {
+        guard lease?.id == id, leaseInterrupted else { return }
+        leaseInterrupted = false
+        logger.notice("the lease of this machine's ephemeral keys is kept alive again")
     }
 
     private func leaseEnded(_ id: Int64) {

@@ -52,14 +52,12 @@ public struct Origin: Sendable, Hashable {
     /// The machine the change came from, for the store. Read back from the encoded form, where only a machine
     /// field can hold `,"machine":` unescaped, so that origins without one cost a scan of a few dozen bytes.
     var machine: String? {
-        let marker = Array(#","machine":"#.utf8)
-        guard encoded.count > marker.count,
-            (0...(encoded.count - marker.count)).contains(where: { start in
-                encoded[start] == marker[0] && encoded[start..<start + marker.count].elementsEqual(marker)
-            }),
+        guard encoded.containsBytes(Self.machineField),
             case .object(let members) = try? JSONValue(parsing: encoded),
             case .string(let machine)? = members["machine"]
         else { return nil }
         return machine
     }
+
+    private static let machineField = Array(#","machine":"#.utf8)
 }

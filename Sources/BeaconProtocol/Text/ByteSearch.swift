@@ -5,12 +5,17 @@ extension StringProtocol {
     /// standard library's `_StringProcessing` module: its code is not split into functions for the linker, so one
     /// search made all 387 KiB of it resident in the daemon.
     package func containsBytes(_ part: String) -> Bool {
-        let needle = Array(part.utf8)
+        Array(utf8).containsBytes(Array(part.utf8))
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Whether `needle` occurs in these bytes.
+    package func containsBytes(_ needle: [UInt8]) -> Bool {
         guard let first = needle.first else { return true }
-        let haystack = Array(utf8)
-        guard haystack.count >= needle.count else { return false }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == first {
-            if haystack[start..<start + needle.count].elementsEqual(needle) { return true }
+        guard count >= needle.count else { return false }
+        for start in 0...(count - needle.count) where self[start] == first {
+            if self[start..<start + needle.count].elementsEqual(needle) { return true }
         }
         return false
     }
