@@ -41,14 +41,14 @@ let package = Package(
         // beacon-fleet.
         .target(name: "BeaconConfiguration", dependencies: ["BeaconProtocol"], swiftSettings: strict),
 
-        // libsystemd, found with pkg-config.
+        // sd-bus's declarations (libsystemd-dev). Nothing links libsystemd: CSystemdShims opens it when the
+        // lifecycle bridge first calls sd-bus.
         .systemLibrary(
             name: "CSystemd",
-            pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        // Wrappers for the variadic libsystemd calls Swift cannot import.
-        .target(name: "CSystemdShims", dependencies: ["CSystemd"]),
+        // sd-bus loaded on demand, the service manager's notification and journal sockets, signalfd.
+        .target(name: "CSystemdShims", dependencies: ["CSystemd"], linkerSettings: [.linkedLibrary("dl")]),
         .target(
             name: "BeaconSystemd",
             dependencies: [

@@ -1,4 +1,3 @@
-import CSystemd
 import CSystemdShims
 import Logging
 
@@ -80,24 +79,14 @@ struct JournalEntry: Sendable, Equatable {
         return bytes
     }
 
-    /// Sends the entry to journald with `sd_journal_sendv(3)`. Returns 0 or a negative errno value.
+    /// journald's socket for entries in its native protocol.
+    static let journaldSocket = "/run/systemd/journal/socket"
+
+    /// Sends the entry to journald as one datagram, as `sd_journal_sendv(3)` does for an entry that fits one
+    /// (an entry larger than the socket's limit fails with `-EMSGSIZE`, and the caller writes it to stderr).
+    /// Returns 0 or a negative errno value.
     func sendToJournald() -> Int32 {
-        var buffer: [UInt8] = []
-        var ranges: [Range<Int>] = []
-        for field in fields {
-            let start = buffer.count
-            buffer.append(contentsOf: field.name.utf8)
-            buffer.append(UInt8(ascii: "="))
-            buffer.append(contentsOf: field.value)
-            ranges.append(start..<buffer.count)
-        }
-        return buffer.withUnsafeMutableBytes { raw -> Int32 in
-            guard let base = raw.baseAddress else {
-                return -EINVAL
-            }
-            let vectors = ranges.map { iovec(iov_base: base + $0.lowerBound, iov_len: $0.count) }
-            return vectors.withUnsafeBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) }
-        }
+        send(toSocketAt: Self.journaldSocket)
     }
 
     /// Sends the entry in the native protocol as one datagram to the socket at `path`.

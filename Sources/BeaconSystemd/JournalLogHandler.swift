@@ -10,8 +10,8 @@ import Logging
 /// (see ``JournalEntry/fieldName(_:)``). A key that would collide with one of the fields above gets a
 /// `METADATA_` prefix.
 ///
-/// Entries go to journald through `sd_journal_sendv(3)`, or, when `socketPath` is given, as one datagram in
-/// journald's native protocol to that socket. If sending fails, the entry is written to stderr as a plain line.
+/// Each entry goes as one datagram in journald's native protocol to journald's socket, or, when `socketPath` is
+/// given, to that socket. If sending fails, the entry is written to stderr as a plain line.
 /// Use ``SystemdLogging/makeHandler(label:)`` to pick this handler only when stderr is the journal.
 public struct JournalLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info

@@ -15,8 +15,8 @@ public enum SystemdLogging {
     /// True when `JOURNAL_STREAM` (`DEVICE:INODE`, set by systemd for services whose output goes to the
     /// journal) names the device and inode of our stderr.
     ///
-    /// This is decided from the environment and `fstat(2)`, never from the result of sending an entry:
-    /// `sd_journal_sendv(3)` reports success even when no journald is listening.
+    /// This is decided from the environment and `fstat(2)`, never from the result of sending an entry: an entry
+    /// that could not be sent goes to stderr, which is then the journal's stream anyway.
     public static var stderrIsJournal: Bool {
         guard let value = EnvironmentVariable.value(of: "JOURNAL_STREAM"),
             let stream = JournalStream(value)

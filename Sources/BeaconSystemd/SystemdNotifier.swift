@@ -1,20 +1,20 @@
-import CSystemd
 import CSystemdShims
 
-/// Sends state changes to the service manager with `sd_notify(3)`.
+/// Sends state changes to the service manager, as `sd_notify(3)` does: one datagram of newline-separated
+/// assignments to the socket that `NOTIFY_SOCKET` names (a path, or `@` and a name in the abstract namespace).
 ///
 /// Obtain one with ``fromEnvironment()``: it is `nil` when `NOTIFY_SOCKET` is unset, so a daemon started
-/// outside systemd simply skips every notification. The socket is looked up by libsystemd on every call,
-/// and the environment is left untouched, so processes started by the daemon do not lose it by accident.
+/// outside systemd simply skips every notification. The environment is left untouched, so processes started by
+/// the daemon do not lose it by accident.
 public struct SystemdNotifier: Sendable {
-    private init() {}
+    private let socket: String
 
     /// A notifier when `NOTIFY_SOCKET` names a socket, `nil` otherwise.
     public static func fromEnvironment() -> SystemdNotifier? {
         guard let path = EnvironmentVariable.value(of: "NOTIFY_SOCKET"), !path.isEmpty else {
             return nil
         }
-        return SystemdNotifier()
+        return SystemdNotifier(socket: path)
     }
 
     /// `READY=1`: start-up (or a reload) is complete and the daemon serves requests.
@@ -49,7 +49,8 @@ public struct SystemdNotifier: Sendable {
     ///
     /// Failures are ignored: the service manager is the only reader, and there is nobody else to tell.
     public func send(_ state: String) {
-        _ = sd_notify(0, state)
+        var bytes = Array(state.utf8)
+        _ = bytes.withUnsafeMutableBytes { beacon_unix_datagram_send(socket, $0.baseAddress, $0.count) }
     }
 
     private static func singleLine(_ text: String) -> String {

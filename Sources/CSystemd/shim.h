@@ -1,6 +1,6 @@
 #ifndef BEACON_CSYSTEMD_SHIM_H
 #define BEACON_CSYSTEMD_SHIM_H
-#include <systemd/sd-daemon.h>
-#include <systemd/sd-journal.h>
+// sd-bus's declarations only: the functions are defined in CSystemdShims (sd-bus-on-demand.c), which opens
+// libsystemd when the lifecycle bridge first needs it.
 #include <systemd/sd-bus.h>
 #endif
