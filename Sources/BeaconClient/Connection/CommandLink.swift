@@ -156,7 +156,13 @@ final class CommandLink: Sendable {
             if case .success = await attemptOnce() { break }
             attempt += 1
         }
-        locked.withLock { $0.reconnecting = nil }
+        // A connection lost after the loop's last check found this loop still running and started none: start
+        // one now, or nobody would reconnect.
+        let lostMeanwhile = locked.withLock { state -> Bool in
+            state.reconnecting = nil
+            return !state.closed && !(state.connection?.isActive ?? false)
+        }
+        if lostMeanwhile { startReconnecting() }
     }
 
     private func attemptOnce() async -> Result<VarlinkClientConnection, BeaconError> {
