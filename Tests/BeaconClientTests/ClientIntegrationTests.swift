@@ -123,12 +123,14 @@ struct ClientIntegrationTests {
         }
         try await first.set("doc.title", to: "start")
 
-        // Every change of the key, as a third client sees it.
+        // Every change of the key, as a third client sees it. The watch starts asynchronously: its initial value
+        // says it runs, and no edit is made before.
         let changes = Recorder<String>()
-        let watch = observer.propertyChanges(["doc.title"]).observeNext { change in
+        let watch = observer.propertyChanges(["doc.title"], initial: true).observeNext { change in
             changes.append(change.value?.stringValue ?? "<deleted>")
         }
         defer { watch.dispose() }
+        try await changes.wait("the third client's watch to start") { $0 == ["start"] }
 
         let localA = Property("")
         let localB = Property("")
@@ -154,27 +156,30 @@ struct ClientIntegrationTests {
         _ = try await firstValue(of: localB, "the third edit to reach B") { $0 == "again A" }
 
         // Each edit was written exactly once: nothing echoed back and forth.
-        try await changes.wait("the three edits") { $0.count >= 3 }
+        try await changes.wait("the three edits") { $0.count >= 4 }
         let sentinel = try await observer.set("doc.sentinel", to: true)
         let current = try await observer.get("doc.title")
         #expect(current.version < sentinel)
-        #expect(changes.values == ["from A", "from B", "again A"])
+        #expect(changes.values == ["start", "from A", "from B", "again A"])
         #expect(conflicts.values.isEmpty)
 
         // Both edit at once, on the same version: one write wins, the other is refused and reported, and both
-        // sides end with the winner.
+        // sides end with the winner. The daemon is stopped meanwhile, so that neither side can learn of the other's
+        // write before its own is made: each binding takes its local change before any later delivery.
+        daemon.signal(SIGSTOP)
         localA.value = "race A"
         localB.value = "race B"
+        daemon.signal(SIGCONT)
         let settled = try await firstValue(
             of: localA.combineLatest(with: localB), "both sides to agree"
         ) { a, b in a == b && a.hasPrefix("race") }
         let stored = try await observer.value("doc.title", as: String.self)
         #expect(stored == settled.0)
         // Exactly one of the two edits was stored; the other one lost and was reported.
-        try await changes.wait("the winning write") { $0.count >= 4 }
+        try await changes.wait("the winning write") { $0.count >= 5 }
         let after = try await observer.set("doc.sentinel", to: false)
         #expect(try await observer.get("doc.title").version < after)
-        #expect(Array(changes.values.dropFirst(3)) == [settled.0])
+        #expect(Array(changes.values.dropFirst(4)) == [settled.0])
         try await conflicts.wait("the conflict report") { !$0.isEmpty }
         #expect(conflicts.values.allSatisfy { $0.code == .versionMismatch && $0.key == "doc.title" })
     }

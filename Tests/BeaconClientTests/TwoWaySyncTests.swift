@@ -58,6 +58,24 @@ struct TwoWaySyncTests {
         #expect(sync.remote?.json == "d")
     }
 
+    @Test("a change made during our write, when another client wrote after it, is refused and not written over theirs")
+    func pendingAfterForeign() {
+        var sync = TwoWaySync()
+        _ = sync.remoteChanged(snapshot("a", 5))
+        #expect(sync.localChanged("mine") == [.write("mine", ifVersion: 5)])
+        // Made while "mine" was in flight: it replaces "mine".
+        #expect(sync.localChanged("mine again").isEmpty)
+        // Another client wrote after "mine", and the watch says so before the reply arrives.
+        #expect(sync.remoteChanged(snapshot("mine", 6)).isEmpty)
+        #expect(sync.remoteChanged(snapshot("theirs", 7)).isEmpty)
+        // The pending change names the version it replaces (our write's, 6), so the daemon refuses it.
+        #expect(sync.writeSucceeded(version: 6) == [.write("mine again", ifVersion: 6)])
+        #expect(
+            sync.writeFailed(mismatch: true) == [
+                .conflict(attempted: "mine again", expectedVersion: 6), .setLocal("theirs"),
+            ])
+    }
+
     @Test("a lost compare-and-set is reported and the remote value wins")
     func conflict() {
         var sync = TwoWaySync()

@@ -59,17 +59,22 @@ struct TwoWaySync: Sendable {
     }
 
     /// The write in flight succeeded with the change's `version` (0 when an Unset found the key already gone).
+    ///
+    /// A pending local change was made on the value just written, so it is written with that write's version:
+    /// when another client changed the key after our write (and the watch already said so), the daemon refuses
+    /// it and the conflict is reported, instead of the other change being overwritten unseen.
     mutating func writeSucceeded(version: Int64) -> [Action] {
         guard let written = inFlight else { return [] }
         inFlight = nil
+        let ownKeyVersion = written.json == nil ? 0 : version
         if let current = remote, version > current.version {
-            remote = RemoteSnapshot(json: written.json, keyVersion: written.json == nil ? 0 : version, version: version)
+            remote = RemoteSnapshot(json: written.json, keyVersion: ownKeyVersion, version: version)
         }
         if let next = pending {
             pending = nil
             if let remote, remote.json != next {
-                inFlight = (next, remote.keyVersion)
-                return [.write(next, ifVersion: remote.keyVersion)]
+                inFlight = (next, ownKeyVersion)
+                return [.write(next, ifVersion: ownKeyVersion)]
             }
         }
         return adoptRemote()
