@@ -213,6 +213,36 @@ struct LostTailTests {
     }
 }
 
+extension LostTailTests {
+    @Test(
+        "the first change after a clean restart reserves its versions before it is answered: none is handed out twice")
+    func firstChangeAfterCleanRestart() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        for index in 0..<20 { try client.set("tail.before\(index)", .int(Int64(index))) }
+        // A clean stop records that no version above the current one was handed out: the next start reserves none.
+        #expect(daemon.terminate() == 0)
+        try daemon.start()
+        let again = try daemon.connect()
+        var last: Int64 = 0
+        for index in 0..<100 { last = try again.set("tail.k\(index)", .int(Int64(index))) }
+        daemon.kill()
+        // Every change since the restart is lost with the write-ahead log.
+        let wal = daemon.directory + "/state/beacon/store.sqlite-wal"
+        var info = stat()
+        try #require(stat(wal, &info) == 0 && info.st_size > 0, "no write-ahead log to lose")
+        #expect(truncate(wal, 0) == 0)
+
+        try daemon.start()
+        #expect(daemon.log.contains("the store lost committed changes"))
+        let third = try daemon.connect()
+        #expect(
+            try third.parameters("io.beacon.Properties.List", ["prefix": "tail"])["properties"]?.elements.count == 20)
+        // The versions the lost changes had were reserved on disk before the first of them was answered.
+        #expect(try third.set("tail.after", true) > last)
+    }
+}
+
 @Suite("A damaged store")
 struct DamagedStoreTests {
     enum Damage: String, CaseIterable, Sendable {

@@ -136,7 +136,9 @@ final class PropertyTable {
                     StoredTombstone(key: key, version: deletion.version, modifiedUsec: now, origin: .daemon))
             )
         }
-        raiseCeiling()
+        // No block of versions is reserved here: the first change reserves one, in its own commit. A daemon that
+        // starts and answers reads writes nothing before its first answer (the reservation's commit and the marker's
+        // fsync took 0.5 ms of every start).
         committed()
         return stored
     }
