@@ -233,6 +233,35 @@ struct LifetimeTests {
         #expect(weakToken == nil)
     }
 
+    @Test func releasingTheSourceReleasesObserversWhoseHandlesAreKept() {
+        weak var subjectToken: Token?
+        weak var propertyToken: Token?
+        weak var arrayToken: Token?
+        weak var weakSubject: PassthroughSubject<Int>?
+        weak var weakProperty: Property<Int>?
+        weak var weakArray: MutableObservableArray<Int>?
+        var handles: [any Disposable] = []
+        do {
+            let tokens = (Token(), Token(), Token())
+            (subjectToken, propertyToken, arrayToken) = tokens
+            let subject = PassthroughSubject<Int>()
+            let property = Property(0)
+            let array = MutableObservableArray([1])
+            (weakSubject, weakProperty, weakArray) = (subject, property, array)
+            handles.append(subject.observeNext { [token = tokens.0] _ in _ = token })
+            handles.append(property.observeNext { [token = tokens.1] _ in _ = token })
+            handles.append(array.observe { [token = tokens.2] _ in _ = token })
+        }
+        // The handles hold their registries, but neither the sources nor, once these are gone, the observers.
+        #expect(weakSubject == nil)
+        #expect(weakProperty == nil)
+        #expect(weakArray == nil)
+        #expect(subjectToken == nil)
+        #expect(propertyToken == nil)
+        #expect(arrayToken == nil)
+        for handle in handles { handle.dispose() }
+    }
+
     @Test func lateObserverOfCompletedSubjectGetsCompletion() {
         let subject = PassthroughSubject<Int>()
         subject.send(completion: ())

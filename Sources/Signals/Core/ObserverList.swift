@@ -1,5 +1,13 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Something observers are registered with, that an ``ObserverEntry`` takes its observer out of.
 @usableFromInline
 protocol ObserverRegistry: AnyObject {
@@ -12,14 +20,19 @@ protocol ObserverRegistry: AnyObject {
 ///
 /// The observer closure itself lives only in its registry (see ``ObserverList/Slot``), so disposing
 /// releases it even while the caller still holds this handle.
+///
+/// The handle holds its registry strongly (a weak reference cost more than the rest of an observe
+/// and dispose together). The registry holds the handle until it is disposed, so its owner breaks
+/// that cycle when it goes away: ``ObserverList/removeAll()`` or ``ChangeStream/complete()`` in
+/// the owner's `deinit`.
 @usableFromInline
 final class ObserverEntry: Disposable, @unchecked Sendable {
     // Sendable, as a `Disposable` must be, also for a registry of non-Sendable values: `disposed`
-    // is atomic, `id` is immutable, and `owner` is a weak reference set in `init` that is only used
-    // to call `remove(id:)`, which touches the registrations under the registry's lock, no value.
+    // is atomic, `id` is immutable, and `owner` is immutable and only used to call `remove(id:)`,
+    // which touches the registrations under the registry's lock, no value.
     @usableFromInline let disposed = Atomic<Bool>(false)
     @usableFromInline let id: UInt64
-    @usableFromInline weak let owner: (any ObserverRegistry)?
+    @usableFromInline let owner: any ObserverRegistry
 
     @usableFromInline
     init(id: UInt64, owner: any ObserverRegistry) {
@@ -33,7 +46,7 @@ final class ObserverEntry: Disposable, @unchecked Sendable {
     @inlinable
     func dispose() {
         guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        owner?.remove(id: id)
+        owner.remove(id: id)
     }
 
     /// Marks the observer disposed without telling the registry (which is dropping it anyway);
@@ -112,12 +125,25 @@ final class ObserverList<Element>: ObserverRegistry {
 
     @inlinable
     func remove(id: UInt64) {
-        // The removed slot is released after the lock, so no deinit runs under it.
-        let removed: Slot? = state.withLock { state in
-            guard let index = state.observers.firstIndex(where: { $0.entry.id == id }) else { return nil }
-            return state.observers.remove(at: index)
-        }
+        // Called from the handle, where `Element` is not known: without `withLock` and its closure,
+        // this unspecialized code looks up no generic metadata but the slots'. The removed slot is
+        // released after the lock, so no deinit runs under it.
+        pthread_mutex_lock(state.mutex)
+        var index = 0
+        let count = state.state.pointee.observers.count
+        while index < count, state.state.pointee.observers[index].entry.id != id { index += 1 }
+        let removed = index < count ? state.state.pointee.observers.remove(at: index) : nil
+        pthread_mutex_unlock(state.mutex)
         _ = removed
+    }
+
+    /// Releases every observer without an event: the owner went away.
+    func removeAll() {
+        let removed = state.withLock { state -> ContiguousArray<Slot> in
+            defer { state.observers = [] }
+            return state.observers
+        }
+        _ = removed  // released after the lock
     }
 
     var count: Int { state.withLock { $0.observers.count } }

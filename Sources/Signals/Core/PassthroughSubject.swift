@@ -21,6 +21,11 @@ public final class PassthroughSubject<Element>: SignalProtocol {
 
     public init() {}
 
+    deinit {
+        // The observers' handles hold the list: without this, the list and its observers would outlive the subject.
+        observers.removeAll()
+    }
+
     /// Sends `value` to every current observer.
     @inlinable
     public func send(_ value: Element) {

@@ -28,6 +28,11 @@ public final class Property<Value>: SignalProtocol {
         observers = ObserverList(current: value)
     }
 
+    deinit {
+        // The observers' handles hold the list: without this, the list and its observers would outlive the property.
+        observers.removeAll()
+    }
+
     /// The current value. Setting it notifies every observer.
     public var value: Value {
         get { observers.current! }
