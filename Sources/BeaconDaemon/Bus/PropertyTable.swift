@@ -136,8 +136,8 @@ final class PropertyTable {
                     StoredTombstone(key: key, version: deletion.version, modifiedUsec: now, origin: .daemon))
             )
         }
-        // No block of versions is reserved here: the first change reserves one, in its own commit. A daemon that
-        // starts and answers reads writes nothing before its first answer (the reservation's commit and the marker's
+        // No block of versions is reserved here: the first change reserves one, in its own commit. So a start that
+        // has nothing to repair writes nothing before its first answer (the reservation's commit and the marker's
         // fsync took 0.5 ms of every start).
         committed()
         return stored
