@@ -32,13 +32,30 @@
 # -z pack-relative-relocs: the 38,000 relative relocations of a position-independent executable in the compact
 #   RELR form that glibc 2.36 reads (915 KiB of RELA entries, all read at each start, become 7 KiB).
 # Together: 9,364 KiB.
+# libstdc++ and libgcc's unwinder linked from their static archives: of libstdc++ the Swift runtime uses a few
+#   functions, but a shared library is mapped whole and its relocations are written at every start; linked in,
+#   the functions that run are laid out with the daemon's own (scripts/beacond.order). The linker finds -lstdc++
+#   (the standard library's link) in .build/static-archives first, which holds only that archive. libsqlite3
+#   stays a shared library: Debian's security updates of SQLite must reach the daemon (lintian calls an embedded
+#   copy an error), and linked in it saved no PSS (scripts/idle-memory.sh, README).
 set -eu
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
+CLANG=${CLANG:-$(dirname "$(command -v "$SWIFT")")/clang}
+[ -x "$CLANG" ] || CLANG=cc
+archives=$PWD/.build/static-archives
+rm -rf "$archives"
+mkdir -p "$archives"
+for archive in libstdc++.a; do
+    path=$("$CLANG" -print-file-name="$archive")
+    [ -f "$path" ] || { echo "$0: $CLANG finds no $archive (libstdc++-12-dev)" >&2; exit 1; }
+    ln -sf "$path" "$archives/$archive"
+done
 flags="-c release -Xswiftc -enforce-exclusivity=unchecked -Xlinker --no-export-dynamic"
 flags="$flags -Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections"
 flags="$flags -Xlinker --symbol-ordering-file=$PWD/scripts/beacond.order -Xlinker --no-warn-symbol-ordering"
 flags="$flags -Xlinker -z -Xlinker pack-relative-relocs"
+flags="$flags -Xlinker -L$archives -Xswiftc -Xclang-linker -Xswiftc -static-libgcc"
 options=
 products=
 for argument in "$@"; do

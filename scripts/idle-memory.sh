@@ -7,7 +7,10 @@
 # anonymous memory. A varlink client calls org.varlink.service.GetInfo; a D-Bus client authenticates and says
 # Hello. dbus-broker runs as the bus benchmark runs it (../shared/anchors/bus/broker-ns.sh: a private mount
 # namespace and socket activation; its PSS is the broker's plus its launcher's).
-# Usage: [CONNS=1000] [SETTLE=3] [ANCHORS=DIR] scripts/idle-memory.sh [BEACOND]
+# LIFECYCLE=mock connects beacond's lifecycle bridge to python-dbusmock's logind on a private system bus
+# (scripts/mock-logind.sh), so that the memory of the bridge's sd-bus is counted; without it the bridge has no
+# system bus to reach.
+# Usage: [CONNS=1000] [SETTLE=3] [LIFECYCLE=mock] [ANCHORS=DIR] scripts/idle-memory.sh [BEACOND]
 # Without BEACOND, builds what `make install-user` installs (scripts/build-release.sh --static-swift-stdlib).
 # Needs root for dbus-broker's namespace; without dbus-broker or the anchors, its rows are left out.
 set -eu
@@ -117,15 +120,29 @@ for s in others + [first]:
 PYTHON
 }
 
-# beacond, on its embedded defaults, with a private state directory and no system bus to reach.
+# beacond, on its embedded defaults, with a private state directory and no system bus to reach (or, with
+# LIFECYCLE=mock, the mock logind's).
 mkdir -m 700 "$WORK/run" "$WORK/state" "$WORK/config"
+SYSTEM_BUS="unix:path=$WORK/no-bus"
+LEVEL=warning
+if [ "${LIFECYCLE:-}" = mock ]; then
+	# shellcheck source=scripts/mock-logind.sh
+	. "$ROOT/scripts/mock-logind.sh"
+	start_mock_logind "$WORK/bus"
+	SYSTEM_BUS=$MOCK_BUS_ADDRESS
+	LEVEL=info # the bridge logs that it connected
+fi
 env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
-	BEACON_ADDRESS="unix:$WORK/run/beacon.sock" BEACON_LOG_LEVEL=warning \
-	DBUS_SYSTEM_BUS_ADDRESS="unix:path=$WORK/no-bus" "$BEACOND" >"$WORK/beacond.log" 2>&1 &
+	BEACON_ADDRESS="unix:$WORK/run/beacon.sock" BEACON_LOG_LEVEL=$LEVEL XDG_SESSION_ID=c1 \
+	DBUS_SYSTEM_BUS_ADDRESS="$SYSTEM_BUS" "$BEACOND" >"$WORK/beacond.log" 2>&1 &
 BD=$!
 PIDS+=("$BD")
 wait_socket "$WORK/run/beacon.sock"
 echo "# beacond: $BEACOND ($(stat -c %s "$BEACOND") bytes)"
+if [ "${LIFECYCLE:-}" = mock ]; then
+	for _ in $(seq 200); do grep -q 'lifecycle bridge connected' "$WORK/beacond.log" && break; sleep 0.05; done
+	echo "# lifecycle: $(grep -o 'lifecycle bridge [a-z]*' "$WORK/beacond.log" | tail -1)"
+fi
 measure beacond varlink "$WORK/run/beacon.sock" "$BD"
 
 cat >"$WORK/session.conf" <<EOF
