@@ -157,4 +157,7 @@ for _, name in sorted(listed):
     if not name.startswith("0x"):
         print(name)
 PYTHON
+# The marker that ends the listed code (Sources/CMalloc/cold-text.c): once started, the daemon drops the pages of
+# code after it from its page tables.
+echo beacon_cold_text_begins >>"$ROOT/scripts/beacond.order"
 echo "$(wc -l <"$ROOT/scripts/beacond.order") functions listed in scripts/beacond.order"

@@ -7,7 +7,8 @@ let package = Package(
     name: "BeaconBusBench",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Beacon", path: "../..")
+        .package(name: "Beacon", path: "../.."),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .executableTarget(
@@ -18,6 +19,16 @@ let package = Package(
                 .product(name: "Signals", package: "Beacon"),
             ],
             swiftSettings: [.treatAllWarnings(as: .error)]
-        )
+        ),
+        // SwiftNIO's own cost per message: a server that answers every frame with the same reply
+        // (scripts/get-floor.sh).
+        .executableTarget(
+            name: "nio-floor",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: [.treatAllWarnings(as: .error)]
+        ),
     ]
 )

@@ -96,8 +96,12 @@ public final class BeaconDaemonService: Service, Sendable {
         )
         systemd.ready(status: "serving on \(server.address)")
         let watchdog = systemd.startWatchdog(on: eventLoop)
-        // What start-up allocated and freed (configuration, store contents) goes back to the system.
+        // What start-up allocated and freed (configuration, store contents) goes back to the system, and so do the
+        // pages of code that only start-up ran.
         Memory.releaseFree()
+        if let released = Memory.releaseColdCode() {
+            logger.debug("released the mappings of code that start-up alone ran", metadata: ["KiB": "\(released)"])
+        }
         let bridgeTask = Task {
             await bridges.run(
                 applyLifecycle: { event in

@@ -7,4 +7,12 @@ enum Memory {
     static func releaseFree() {
         beacon_malloc_release_free()
     }
+
+    /// Unmaps the daemon's code that start-up alone ran (see `beacon_release_cold_text`); returns the KiB of
+    /// address range released, or nil when the kernel refused.
+    @discardableResult
+    static func releaseColdCode() -> Int? {
+        let released = beacon_release_cold_text()
+        return released < 0 ? nil : Int(released)
+    }
 }

@@ -8,4 +8,10 @@ void beacon_malloc_limit_arenas(void);
 /// Returns the allocator's free memory to the system (glibc's malloc_trim); does nothing elsewhere.
 void beacon_malloc_release_free(void);
 
+/// Drops from the process's page tables the pages of code that lie after the functions the release link lays out
+/// first (scripts/beacond.order: those that start-up and the common calls run): code that ran only during start-up,
+/// and the pages the kernel mapped around it. Code that runs again later is mapped again at its first call.
+/// Returns the KiB of address range released, 0 where there is none, -1 when the kernel refused.
+int beacon_release_cold_text(void);
+
 #endif

@@ -1,0 +1,133 @@
+#!/bin/bash
+# Where the floor of a Get round trip lies: a pinned synchronous round trip to beacond (Get of a 64-byte value),
+# to two servers that answer every NUL-terminated frame with the same reply and do nothing else (one on SwiftNIO,
+# Benchmarks/Bus/Sources/nio-floor, with beacond's release flags; one in C directly on epoll,
+# Benchmarks/Bus/floor/epoll-floor.c), and Redis PING with the anchors' hiredis client, all in one run, rounds
+# interleaved, every process on CPU 0. beacond and the two floors are timed by the same client (beacon-bus-bench
+# get). With CALLGRIND=1 it also counts each server's instructions per round trip (valgrind's callgrind, two run
+# lengths differenced, as scripts/callgrind-ops.sh does).
+#
+# usage: [REPS=5] [N=20000] [CALLGRIND=1] scripts/get-floor.sh
+# Needs gcc, redis-server, libhiredis-dev, taskset (and valgrind with CALLGRIND=1).
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ANCHORS=${ANCHORS:-$(cd "$ROOT/../shared/anchors/bus" 2>/dev/null && pwd)}
+REPS=${REPS:-5}
+N=${N:-20000}
+WORK=$(mktemp -d /tmp/get-floor.XXXXXX)
+PIDS=()
+cleanup() {
+	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# build COMMAND...: runs COMMAND with its output in build.log, which is shown if it fails.
+build() { "$@" >>"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log" >&2; exit 1; }; }
+BIN=$("$ROOT/scripts/build-release.sh" beacond 2>>"$WORK/build.log") || { tail -30 "$WORK/build.log" >&2; exit 1; }
+BEACOND=$BIN/beacond
+flags="-c release -Xswiftc -enforce-exclusivity=unchecked"
+cd "$ROOT/Benchmarks/Bus"
+build swift build -c release --product beacon-bus-bench
+BENCH=$(swift build -c release --show-bin-path)/beacon-bus-bench
+# shellcheck disable=SC2086
+build swift build $flags --scratch-path .build-floor --product nio-floor
+# shellcheck disable=SC2086
+NIOFLOOR=$(swift build $flags --scratch-path .build-floor --show-bin-path)/nio-floor
+cd "$ROOT"
+gcc -O2 -Wall -o "$WORK/epoll-floor" "$ROOT/Benchmarks/Bus/floor/epoll-floor.c"
+gcc -O2 -Wall -o "$WORK/redis_bench" "$ANCHORS/redis_bench.c" $(pkg-config --cflags --libs hiredis)
+
+# wait_socket PATH: until PATH is a socket, at most 10 s.
+wait_socket() {
+	for _ in $(seq 200); do [ -S "$1" ] && return 0; sleep 0.05; done
+	echo "get-floor.sh: no socket at $1" >&2
+	exit 1
+}
+
+mkdir -m 700 "$WORK/run" "$WORK/state" "$WORK/config"
+start_servers() {
+	taskset -c 0 env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
+		BEACON_ADDRESS="unix:$WORK/beacond.sock" BEACON_LOG_LEVEL=warning \
+		DBUS_SYSTEM_BUS_ADDRESS="unix:path=$WORK/no-bus" "$BEACOND" >"$WORK/beacond.log" 2>&1 &
+	PIDS+=($!)
+	taskset -c 0 "$NIOFLOOR" "$WORK/nio.sock" &
+	PIDS+=($!)
+	taskset -c 0 "$WORK/epoll-floor" "$WORK/epoll.sock" &
+	PIDS+=($!)
+	taskset -c 0 redis-server --port 0 --unixsocket "$WORK/redis.sock" --unixsocketperm 700 --save '' \
+		--appendonly no --dir "$WORK" --logfile "$WORK/redis.log" --daemonize no &
+	PIDS+=($!)
+	for socket in beacond nio epoll redis; do wait_socket "$WORK/$socket.sock"; done
+}
+start_servers
+
+# p50 LABEL COMMAND...: the p50 in µs that COMMAND printed, as "LABEL VALUE".
+p50() {
+	local label=$1
+	shift
+	taskset -c 0 "$@" | awk -F'|' -v label="$label" '$3 ~ /p50$/ {print label, $5}'
+}
+echo "# load average $(cut -d' ' -f1-3 /proc/loadavg), $REPS rounds of $N round trips, all on CPU 0"
+for rep in $(seq "$REPS"); do
+	p50 "redis-ping" "$WORK/redis_bench" "$WORK/redis.sock" ping "$N"
+	p50 "beacond-get" "$BENCH" "$WORK/beacond.sock" get "$N"
+	p50 "nio-floor" "$BENCH" "$WORK/nio.sock" get "$N"
+	p50 "epoll-floor" "$BENCH" "$WORK/epoll.sock" get "$N"
+done | tee "$WORK/p50s"
+echo "# medians of the rounds' p50 (µs) and their ratio to Redis PING"
+python3 - "$WORK/p50s" <<'PYTHON'
+import statistics, sys
+
+values = {}
+for line in open(sys.argv[1]):
+    name, value = line.split()
+    values.setdefault(name, []).append(float(value))
+redis = statistics.median(values["redis-ping"])
+for name in ("redis-ping", "beacond-get", "nio-floor", "epoll-floor"):
+    median = statistics.median(values[name])
+    print(f"{name:12} {median:7.2f} µs  {median / redis:.2f}x")
+PYTHON
+
+[ "${CALLGRIND:-0}" = 1 ] || exit 0
+for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+PIDS=()
+gcc -O2 -shared -fPIC -o "$WORK/sigsuspend.so" "$ROOT/scripts/valgrind-sigsuspend.c" -ldl
+# instructions NAME LENGTH SERVER ARGS...: the server's instruction total over a client run of LENGTH round trips.
+instructions() {
+	local name=$1 length=$2
+	shift 2
+	local out=$WORK/$name.$length.out socket=$WORK/cg-$name.sock
+	rm -f "$socket"
+	local client=("$BENCH" "$socket" get "$length")
+	if [ "$name" = redis ]; then
+		valgrind --tool=callgrind --callgrind-out-file="$out" "$@" --port 0 --unixsocket "$socket" --save '' \
+			--appendonly no --dir "$WORK" --daemonize no >/dev/null 2>&1 &
+		client=("$WORK/redis_bench" "$socket" ping "$length")
+	elif [ "$name" = beacond ]; then
+		rm -rf "$WORK/state"/*
+		env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
+			BEACON_ADDRESS="unix:$socket" BEACON_LOG_LEVEL=warning LD_PRELOAD="$WORK/sigsuspend.so" \
+			DBUS_SYSTEM_BUS_ADDRESS="unix:path=$WORK/no-bus" \
+			valgrind --tool=callgrind --callgrind-out-file="$out" "$@" >/dev/null 2>&1 &
+	else
+		valgrind --tool=callgrind --callgrind-out-file="$out" "$@" "$socket" >/dev/null 2>&1 &
+	fi
+	local server=$!
+	for _ in $(seq 900); do [ -S "$socket" ] && break; sleep 0.1; done
+	sleep 1
+	"${client[@]}" >/dev/null
+	kill -TERM "$server"
+	wait "$server" || true
+	awk '/^totals:/ {print $2}' "$out"
+}
+strip --strip-debug -o "$WORK/beacond-stripped" "$BEACOND"
+strip --strip-debug -o "$WORK/nio-floor-stripped" "$NIOFLOOR"
+echo "# server instructions per round trip (callgrind, 10,000 and 30,000 round trips differenced)"
+for entry in "redis redis-server" "beacond $WORK/beacond-stripped" "nio-floor $WORK/nio-floor-stripped" \
+	"epoll-floor $WORK/epoll-floor"; do
+	set -- $entry
+	a=$(instructions "$1" 10000 "$2")
+	b=$(instructions "$1" 30000 "$2")
+	echo "$1: $(((b - a) / 20000))"
+done
