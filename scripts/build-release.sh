@@ -37,7 +37,7 @@
 #   .text. Spread among the code they came from, the few that run made 64 KiB blocks of cold code resident: with the
 #   code start-up alone ran released (Sources/CMalloc/cold-text.c), the idle PSS with one client went from 7.9-9.1
 #   to 6.8-7.4 MiB (scripts/idle-memory.sh, cold and warm page cache).
-# libstdc++ and libgcc's unwinder linked from their static archives: of libstdc++ the Swift runtime uses a few
+# libstdc++ and libgcc's unwinder linked from their static archives (with --static-swift-stdlib): of libstdc++ the Swift runtime uses a few
 #   functions, but a shared library is mapped whole and its relocations are written at every start; linked in,
 #   the functions that run are laid out with the daemon's own (scripts/beacond.order). The linker finds -lstdc++
 #   (the standard library's link) in .build/static-archives first, which holds only that archive. libsqlite3
@@ -49,8 +49,9 @@ SWIFT=${SWIFT:-swift}
 CLANG=${CLANG:-$(dirname "$(command -v "$SWIFT")")/clang}
 [ -x "$CLANG" ] || CLANG=cc
 archives=$PWD/.build/static-archives
-rm -rf "$archives"
 mkdir -p "$archives"
+# Only the archives listed here: another one left there would be linked in too.
+find "$archives" -mindepth 1 ! -name libstdc++.a -exec rm -f {} +
 for archive in libstdc++.a; do
     path=$("$CLANG" -print-file-name="$archive")
     [ -f "$path" ] || { echo "$0: $CLANG finds no $archive (libstdc++-12-dev)" >&2; exit 1; }
@@ -60,7 +61,6 @@ flags="-c release -Xswiftc -enforce-exclusivity=unchecked -Xlinker --no-export-d
 flags="$flags -Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections"
 flags="$flags -Xlinker --symbol-ordering-file=$PWD/scripts/beacond.order -Xlinker --no-warn-symbol-ordering"
 flags="$flags -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --script=$PWD/scripts/beacond-text.ld"
-flags="$flags -Xlinker -L$archives -Xswiftc -Xclang-linker -Xswiftc -static-libgcc"
 options=
 products=
 for argument in "$@"; do
@@ -69,6 +69,10 @@ for argument in "$@"; do
     *) products="$products $argument" ;;
     esac
 done
+# With the standard library shared, libswiftCore.so brings the shared libstdc++ anyway: one copy, not two.
+case " $options " in
+*" --static-swift-stdlib "*) flags="$flags -Xlinker -L$archives -Xswiftc -Xclang-linker -Xswiftc -static-libgcc" ;;
+esac
 [ -n "$products" ] || { sed -n '5p' "$0" >&2; exit 2; }
 for product in $products; do
     # shellcheck disable=SC2086
