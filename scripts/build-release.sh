@@ -37,26 +37,16 @@
 #   .text. Spread among the code they came from, the few that run made 64 KiB blocks of cold code resident: with the
 #   code start-up alone ran released (Sources/CMalloc/cold-text.c), the idle PSS with one client went from 7.9-9.1
 #   to 6.8-7.4 MiB (scripts/idle-memory.sh, cold and warm page cache).
-# libstdc++ and libgcc's unwinder linked from their static archives (with --static-swift-stdlib): of libstdc++ the Swift runtime uses a few
-#   functions, but a shared library is mapped whole and its relocations are written at every start; linked in,
-#   the functions that run are laid out with the daemon's own (scripts/beacond.order). The linker finds -lstdc++
-#   (the standard library's link) in .build/static-archives first, which holds only that archive. libsqlite3
-#   stays a shared library: Debian's security updates of SQLite must reach the daemon (lintian calls an embedded
-#   copy an error), and linked in it saved no PSS (scripts/idle-memory.sh, README).
+# libstdc++ and libgcc's unwinder linked from their static archives, with --static-swift-stdlib (with the standard
+#   library shared, libswiftCore.so brings the shared libstdc++ anyway): of libstdc++ the Swift runtime uses a few
+#   functions, but a shared library is mapped whole and its relocations are written at every start; linked in, the
+#   functions that run are laid out with the daemon's own (scripts/beacond.order). The linker finds -lstdc++ (the
+#   standard library's link) in .build/static-archives first, which holds only that archive. libsqlite3 stays a
+#   shared library: Debian's security updates of SQLite must reach the daemon (lintian calls an embedded copy an
+#   error), and linked in it saved under 130 KiB more (scripts/idle-memory.sh, README).
 set -eu
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
-CLANG=${CLANG:-$(dirname "$(command -v "$SWIFT")")/clang}
-[ -x "$CLANG" ] || CLANG=cc
-archives=$PWD/.build/static-archives
-mkdir -p "$archives"
-# Only the archives listed here: another one left there would be linked in too.
-find "$archives" -mindepth 1 ! -name libstdc++.a -exec rm -f {} +
-for archive in libstdc++.a; do
-    path=$("$CLANG" -print-file-name="$archive")
-    [ -f "$path" ] || { echo "$0: $CLANG finds no $archive (libstdc++-12-dev)" >&2; exit 1; }
-    ln -sf "$path" "$archives/$archive"
-done
 flags="-c release -Xswiftc -enforce-exclusivity=unchecked -Xlinker --no-export-dynamic"
 flags="$flags -Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections"
 flags="$flags -Xlinker --symbol-ordering-file=$PWD/scripts/beacond.order -Xlinker --no-warn-symbol-ordering"
@@ -69,9 +59,16 @@ for argument in "$@"; do
     *) products="$products $argument" ;;
     esac
 done
-# With the standard library shared, libswiftCore.so brings the shared libstdc++ anyway: one copy, not two.
 case " $options " in
-*" --static-swift-stdlib "*) flags="$flags -Xlinker -L$archives -Xswiftc -Xclang-linker -Xswiftc -static-libgcc" ;;
+*" --static-swift-stdlib "*)
+    CLANG=${CLANG:-$(dirname "$(command -v "$SWIFT")")/clang}
+    [ -x "$CLANG" ] || CLANG=cc
+    archive=$("$CLANG" -print-file-name=libstdc++.a)
+    [ -f "$archive" ] || { echo "$0: $CLANG finds no libstdc++.a (libstdc++-12-dev)" >&2; exit 1; }
+    mkdir -p .build/static-archives
+    ln -sf "$archive" .build/static-archives/libstdc++.a
+    flags="$flags -Xlinker -L$PWD/.build/static-archives -Xswiftc -Xclang-linker -Xswiftc -static-libgcc"
+    ;;
 esac
 [ -n "$products" ] || { sed -n '5p' "$0" >&2; exit 2; }
 for product in $products; do

@@ -48,15 +48,20 @@ gcc -O2 -shared -fPIC -o "$WORK/sigsuspend.so" "$ROOT/scripts/valgrind-sigsuspen
 strip --strip-debug -o "$WORK/beacond" "$BEACOND"
 mkdir -m 700 "$WORK/run" "$WORK/state" "$WORK/config"
 SOCK=$WORK/run/beacon.sock
-env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
-	BEACON_ADDRESS="unix:$SOCK" BEACON_LOG_LEVEL=info XDG_SESSION_ID=c1 DBUS_SYSTEM_BUS_ADDRESS="$MOCK_BUS_ADDRESS" \
-	BEACON_SETTINGS_SCHEMA_DIRS="$WORK/schemas" BEACON_SETTINGS_LOCKDOWN_DIR="$WORK/lockdown" \
-	LD_PRELOAD="$WORK/sigsuspend.so" valgrind --tool=callgrind --compress-strings=no --compress-pos=no --demangle=no \
-	--callgrind-out-file="$WORK/out" "$WORK/beacond" >"$WORK/beacond.log" 2>&1 &
-DAEMON=$!
-PIDS+=("$DAEMON")
-for _ in $(seq 900); do [ -S "$SOCK" ] && break; sleep 0.1; done
-[ -S "$SOCK" ] || { cat "$WORK/beacond.log" >&2; exit 1; }
+# start_daemon NAME LEVEL SYSTEM_BUS: the daemon under callgrind, its profile in $WORK/NAME.out; sets DAEMON.
+start_daemon() {
+	rm -f "$SOCK"
+	env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
+		BEACON_ADDRESS="unix:$SOCK" BEACON_LOG_LEVEL="$2" XDG_SESSION_ID=c1 DBUS_SYSTEM_BUS_ADDRESS="$3" \
+		BEACON_SETTINGS_SCHEMA_DIRS="$WORK/schemas" BEACON_SETTINGS_LOCKDOWN_DIR="$WORK/lockdown" \
+		LD_PRELOAD="$WORK/sigsuspend.so" valgrind --tool=callgrind --compress-strings=no --compress-pos=no \
+		--demangle=no --callgrind-out-file="$WORK/$1.out" "$WORK/beacond" >"$WORK/$1.log" 2>&1 &
+	DAEMON=$!
+	PIDS+=("$DAEMON")
+	for _ in $(seq 900); do [ -S "$SOCK" ] && break; sleep 0.1; done
+	[ -S "$SOCK" ] || { cat "$WORK/$1.log" >&2; exit 1; }
+}
+start_daemon bridge info "$MOCK_BUS_ADDRESS"
 
 "$BENCH" "$SOCK" get 2000 || { echo "beacon-bus-bench get 2000 failed" >&2; exit 1; }
 "$BENCH" "$SOCK" notify 2 2000 100 || { echo "beacon-bus-bench notify 2 2000 100 failed" >&2; exit 1; }
@@ -115,15 +120,7 @@ PYTHON
 kill -TERM "$DAEMON"
 wait "$DAEMON" || true
 # A second start as the measuring scripts run the daemon: warnings only, no system bus, then one client's calls.
-rm -f "$SOCK"
-env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
-	BEACON_ADDRESS="unix:$SOCK" BEACON_LOG_LEVEL=warning DBUS_SYSTEM_BUS_ADDRESS="unix:path=$WORK/no-bus" \
-	LD_PRELOAD="$WORK/sigsuspend.so" valgrind --tool=callgrind --compress-strings=no --compress-pos=no --demangle=no \
-	--callgrind-out-file="$WORK/out2" "$WORK/beacond" >"$WORK/beacond2.log" 2>&1 &
-DAEMON=$!
-PIDS+=("$DAEMON")
-for _ in $(seq 900); do [ -S "$SOCK" ] && break; sleep 0.1; done
-[ -S "$SOCK" ] || { cat "$WORK/beacond2.log" >&2; exit 1; }
+start_daemon plain warning "unix:path=$WORK/no-bus"
 "$BENCH" "$SOCK" get 200 || { echo "beacon-bus-bench get 200 failed" >&2; exit 1; }
 kill -TERM "$DAEMON"
 wait "$DAEMON" || true
@@ -132,7 +129,7 @@ awk -v binary="$WORK/beacond" '
 	FNR == 1 { ob = "" }
 	/^ob=/ { ob = substr($0, 4) }
 	/^fn=/ { if (ob == binary) print substr($0, 4) }
-' "$WORK/out" "$WORK/out2" | sort -u >"$WORK/ran"
+' "$WORK/bridge.out" "$WORK/plain.out" | sort -u >"$WORK/ran"
 # A name that several local symbols share (partial-application thunks such as ...TA, objectdestroyTm, a C file's
 # static helpers) moves every section that defines one. That costs little when the sections are a function each,
 # and a lot when one of them is a module of the standard library that is not split (RegexParser's 475 KiB of code,
