@@ -55,7 +55,7 @@ extension BeaconBus {
         }
         // A provided key whose provider cannot write says so in its reply, which is then not cached.
         let unavailable = hasUnavailableProviders ? providers.unavailability(of: name) : nil
-        if unavailable == nil, let reply = table.entries.values[index].getReply {
+        if unavailable == nil, let reply = table.entries.values[index].cachedGetReply() {
             client.connection.sendEncoded { $0.append(contentsOf: reply) }
             return
         }

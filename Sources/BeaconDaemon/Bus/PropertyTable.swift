@@ -30,6 +30,12 @@ final class PropertyTable {
             ruleEpoch == epoch ? rule : nil
         }
 
+        /// The cached reply to a Get. Mutating, like ``holds(_:ownedBy:)``, to be reached in place: a read through
+        /// the dictionary's values would copy the whole entry out.
+        mutating func cachedGetReply() -> [UInt8]? {
+            getReply
+        }
+
         /// Whether the entry holds `value` (the same compact text) with `owner` as its ephemeral owner. Mutating
         /// only so that a call through the table's dictionary reaches the entry in place instead of copying it out.
         mutating func holds(_ value: [UInt8], ownedBy owner: Int?) -> Bool {

@@ -6,6 +6,11 @@ import NIOCore
 ///
 /// Output is queued and written once per event-loop tick for all connections together (``VarlinkTick``), so a burst
 /// of calls or events costs one `write` and one `flush` per connection and tick.
+///
+/// A tick's replies are written straight to the socket with `send(2)` when SwiftNIO holds none of the connection's
+/// output: SwiftNIO's write path (a buffer, the pipeline, its queue of pending writes) is most of the instructions of
+/// a Get. What the socket does not take at once goes through SwiftNIO, which waits for the socket to drain, keeps the
+/// watermarks and closes the channel on an error.
 package final class VarlinkConnection {
     /// Unique for the server's lifetime.
     package let id: Int
@@ -24,6 +29,12 @@ package final class VarlinkConnection {
     /// The context of the connection's ``VarlinkChannelHandler``: output written there goes straight to the socket
     /// channel's head, without entering the pipeline from its tail.
     private let context: ChannelHandlerContext
+    /// The socket's descriptor for direct writes (``SocketDescriptor``); -1 when replies go through SwiftNIO only.
+    private let descriptor: Int32
+    /// Whether replies are written to the socket directly, when SwiftNIO holds no output.
+    package var writesDirectly: Bool { descriptor >= 0 }
+    /// SwiftNIO was handed output that it may not have written yet: a direct write must wait until it has.
+    @exclusivity(unchecked) private var channelMayHoldOutput = false
     private let tick: VarlinkTick
     let logger: Logger
     /// Shared by the server's connections: log lines about clients are rate-limited per uid and reason.
@@ -40,9 +51,10 @@ package final class VarlinkConnection {
     @exclusivity(unchecked) private var tickReplyStart = 0
 
     init(
-        id: Int, credentials: PeerCredentials, context: ChannelHandlerContext, tick: VarlinkTick, logger: Logger,
-        logLimiter: LogLimiter, connectedUsec: Int64
+        id: Int, credentials: PeerCredentials, context: ChannelHandlerContext, descriptor: Int32?, tick: VarlinkTick,
+        logger: Logger, logLimiter: LogLimiter, connectedUsec: Int64
     ) {
+        self.descriptor = descriptor ?? -1
         self.logLimiter = logLimiter
         self.id = id
         self.credentials = credentials
@@ -237,11 +249,16 @@ package final class VarlinkConnection {
         // A buffer of its own, exactly as large as the output: a write the peer does not take at once keeps it.
         var buffer = ByteBufferAllocator().buffer(capacity: output.count)
         buffer.writeBytes(output)
+        channelMayHoldOutput = true
         if flushing {
             context.writeAndFlush(NIOAny(buffer), promise: nil)
         } else {
             context.write(NIOAny(buffer), promise: nil)
         }
+        clearOutput()
+    }
+
+    private func clearOutput() {
         // Idle connections keep no large buffers: many thousands of subscribers may be connected.
         if output.capacity > 1024 {
             output = []
@@ -250,18 +267,43 @@ package final class VarlinkConnection {
         }
     }
 
+    /// Writes the output to the socket directly; returns whether all of it was taken. What the socket did not take
+    /// stays in ``output`` for SwiftNIO's write path, which also meets any error of the socket again and closes the
+    /// channel.
+    private func writeDirectly() -> Bool {
+        if channelMayHoldOutput {
+            guard (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) == 0 else { return false }
+            channelMayHoldOutput = false
+        }
+        // SwiftNIO marks the channel inactive right after closing its descriptor, before any other code runs: while
+        // it is active, the number is still this connection's socket.
+        guard channel.isActive else { return false }
+        let count = output.count
+        let sent = output.withUnsafeBytes { SocketDescriptor.send($0, to: descriptor) }
+        guard sent == count else {
+            if sent > 0 { output.removeFirst(sent) }
+            return false
+        }
+        tickCalls = 0
+        clearOutput()
+        return true
+    }
+
     /// Writes and flushes everything queued.
     func flush() {
         isQueuedForFlush = false
         guard !isClosed else { return }
         if shared.isEmpty && !closeAfterFlush && !output.isEmpty {
             // Only replies: one write that flushes.
-            writeOutput(flushing: true)
+            if descriptor < 0 || !writeDirectly() {
+                writeOutput(flushing: true)
+            }
             if onDrained != nil { notifyDrained() }
             return
         }
         writeOutput()
         for buffer in shared {
+            channelMayHoldOutput = true
             context.write(NIOAny(buffer), promise: nil)
         }
         shared.removeAll()

@@ -71,9 +71,9 @@ final class VarlinkServerPort {
     @exclusivity(unchecked) private(set) var jsonLimits: JSONLimits
     /// The error that tells a client why it is refused or closed, in the service's words. Set once by the core.
     var refusal: (VarlinkRefusal) -> VarlinkError = { _ in .permissionDenied() }
-    /// Admits a connection, or returns the error to send before closing it. Set once by the core, before the first
-    /// connection.
-    var admit: (ChannelHandlerContext, PeerCredentials) -> Result<VarlinkEndpoint, VarlinkError> = { _, _ in
+    /// Admits a connection, with its socket's descriptor when known (``SocketDescriptor``), or returns the error to
+    /// send before closing it. Set once by the core, before the first connection.
+    var admit: (ChannelHandlerContext, PeerCredentials, Int32?) -> Result<VarlinkEndpoint, VarlinkError> = { _, _, _ in
         .failure(.permissionDenied())
     }
 

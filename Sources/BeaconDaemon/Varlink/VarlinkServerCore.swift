@@ -115,8 +115,8 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         port = VarlinkServerPort(tick: tick, logger: logger, limits: limits)
         // The core owns the port and outlives every connection.
         port.refusal = { [unowned(unsafe) service] in service.error(refusing: $0) }
-        port.admit = { [unowned(unsafe) self] context, credentials in
-            self.open(context: context, credentials: credentials)
+        port.admit = { [unowned(unsafe) self] context, credentials, descriptor in
+            self.open(context: context, credentials: credentials, descriptor: descriptor)
         }
         service.attached(
             to: VarlinkServerContext(eventLoop: eventLoop, address: address, budget: port.budget, tick: tick))
@@ -142,7 +142,8 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     /// over its limit.
     private func open(
         context: ChannelHandlerContext,
-        credentials: PeerCredentials
+        credentials: PeerCredentials,
+        descriptor: Int32?
     ) -> Result<VarlinkEndpoint, VarlinkError> {
         guard credentials.uid == ownUID || limits.allowedUIDs.contains(credentials.uid) else {
             port.logLimiter.log(
@@ -168,6 +169,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
             id: id,
             credentials: credentials,
             context: context,
+            descriptor: descriptor,
             tick: tick,
             logger: logger,
             logLimiter: port.logLimiter,

@@ -11,6 +11,9 @@ class VarlinkTick {
     // are skipped.
     @exclusivity(unchecked) private var machine = TickStateMachine()
     @exclusivity(unchecked) private var queue: [VarlinkConnection] = []
+    /// An empty array with room, which the next end of tick makes the queue: every tick would otherwise allocate a
+    /// new queue, as the one it flushes is still held while the next fills.
+    @exclusivity(unchecked) private var spare: [VarlinkConnection] = []
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
@@ -62,12 +65,15 @@ class VarlinkTick {
         machine.endOfTickBegan()
         serviceWork()
         let next = machine.serviceWorkEnded()
-        let connections = queue
-        queue.removeAll(keepingCapacity: true)
+        var connections: [VarlinkConnection] = []
+        swap(&connections, &spare)
+        swap(&connections, &queue)
         perform(next)
         for connection in connections {
             connection.flush()
         }
+        connections.removeAll(keepingCapacity: true)
+        spare = connections
     }
 }
 

@@ -1,0 +1,100 @@
+import BeaconProtocol
+import BeaconTestSupport
+import Foundation
+import Logging
+import Testing
+
+@testable import BeaconDaemon
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Replies written straight to the socket (``SocketDescriptor``, `VarlinkConnection`), and SwiftNIO's write path
+/// taking over what the socket does not take at once.
+@Suite("Replies written to the socket directly")
+struct DirectWriteTests {
+    @Test("the server finds each connection's descriptor and verifies it by its cookie: replies skip SwiftNIO")
+    func descriptorFound() async throws {
+        var template = Array((NSTemporaryDirectory() + "beacon-direct-XXXXXX").utf8CString)
+        let directory = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/bus.sock"
+        let server = try await VarlinkServer.start(
+            listener: .unixPath(path),
+            info: VarlinkServiceInfo(vendor: "Beacon", product: "test", version: "1", url: "")
+        ) {
+            try BeaconBus(
+                storage: TestStorage(), limits: DaemonLimits(), historyLimit: 100, logger: Logger(label: "direct"))
+        }
+        do {
+            let first = try VarlinkTestClient(path: path)
+            let second = try VarlinkTestClient(path: path)
+            #expect(try first.set("direct.key", "value") > 0)
+            let got = try second.parameters("io.beacon.Properties.Get", ["key": "direct.key"])
+            #expect(got["property"]?["value"] == "value")
+            let direct = try await server.withCore { core in core.connections.values.map(\.writesDirectly) }
+            #expect(direct == [true, true])
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    @Test("the descriptor is read only from the number after fd=")
+    func number() {
+        #expect(SocketDescriptor.number(in: "SocketChannel { BaseSocket { fd=12 }, active = true }") == 12)
+        #expect(SocketDescriptor.number(in: "EmbeddedChannel { localAddress = nil }") == nil)
+        #expect(SocketDescriptor.number(in: "SocketChannel { fd= }") == nil)
+        #expect(SocketDescriptor.number(in: "SocketChannel { fd=12345678901 }") == nil)
+    }
+
+    @Test("each socket has a cookie of its own and other descriptors have none: a wrong number is never used")
+    func cookies() throws {
+        var pair: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { for end in pair { close(end) } }
+        let a = try #require(SocketDescriptor.cookie(of: pair[0]))
+        let b = try #require(SocketDescriptor.cookie(of: pair[1]))
+        #expect(a != b)
+        var pipeEnds: [Int32] = [-1, -1]
+        try #require(pipe(&pipeEnds) == 0)
+        defer { for end in pipeEnds { close(end) } }
+        #expect(SocketDescriptor.cookie(of: pipeEnds[0]) == nil)
+    }
+
+    @Test("Gets pipelined faster than the client reads are all answered, whole and in order")
+    func pipelinedLargeReplies() throws {
+        let daemon = try TestDaemon()
+        let writer = try daemon.connect()
+        let keys = 20
+        for index in 0..<keys {
+            let letter = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(index)))
+            try writer.set("big.k\(index)", .string(String(repeating: letter, count: 60_000)))
+        }
+        // 100 replies of 60 kB: far more than the socket takes at once, so most go through SwiftNIO's queue, and
+        // the daemon pauses the connection until the client reads.
+        let reader = try daemon.connect()
+        var calls: [UInt8] = []
+        for _ in 0..<5 {
+            for index in 0..<keys {
+                VarlinkCall(method: "io.beacon.Properties.Get", parameters: ["key": .string("big.k\(index)")])
+                    .encode(into: &calls)
+            }
+        }
+        #expect(reader.sendRaw(calls))
+        for round in 0..<5 {
+            for index in 0..<keys {
+                let reply = try reader.receive()
+                let property = reply["property"]
+                let letter = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(index)))
+                #expect(property?["key"] == .string("big.k\(index)"), "round \(round), reply \(index)")
+                #expect(property?["value"] == .string(String(repeating: letter, count: 60_000)))
+            }
+        }
+        #expect(try writer.set("after.pipelined", true) > 0)
+    }
+}
