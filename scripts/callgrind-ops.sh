@@ -75,5 +75,6 @@ per() {
 per "Get round trip" 10000 30000 1 get N
 per "notification 1->1, per delivery" 20000 60000 1 notify 1 N 1000
 per "notification 1->10, per delivery" 10000 30000 10 notify 10 N 1000
+per "Set one at a time, one watcher" 5000 15000 1 setwatch N 1
 per "Set pipelined 1000, one watcher" 10000 30000 1 setwatch N 1000
 per "Set pipelined 1000, ephemeral, one watcher" 10000 30000 1 setwatch N 1000 ephemeral

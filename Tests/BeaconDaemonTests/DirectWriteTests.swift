@@ -97,4 +97,27 @@ struct DirectWriteTests {
         }
         #expect(try writer.set("after.pipelined", true) > 0)
     }
+
+    @Test("changes a watcher reads late, far more than its socket holds, all arrive whole and in order")
+    func lateWatcher() throws {
+        let daemon = try TestDaemon()
+        let watcher = try daemon.connect()
+        _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["late.**"]], more: true)
+        let writer = try daemon.connect()
+        // 40 changes of 60 kB: the first go to the socket directly until it is full, the rest wait in SwiftNIO's
+        // queue (under limits.maxQueuedBytes, so none is coalesced).
+        let count = 40
+        func value(_ index: Int) -> JSONValue {
+            .string("\(index):" + String(repeating: "x", count: 60_000))
+        }
+        for index in 0..<count {
+            try writer.set("late.k\(index)", value(index))
+        }
+        let changes = try watcher.receiveItems("changes", count: count)
+        #expect(changes.count == count)
+        for (index, change) in changes.enumerated() {
+            #expect(change["key"] == .string("late.k\(index)"))
+            #expect(change["value"] == value(index))
+        }
+    }
 }

@@ -53,6 +53,15 @@ package enum SocketDescriptor {
         #endif
     }
 
+    /// Sends the bytes of `vectors`, in order, on the socket `descriptor` without blocking and without `SIGPIPE`;
+    /// returns how many bytes it took, or -1 (with `errno`).
+    static func send(_ vectors: UnsafeMutableBufferPointer<iovec>, to descriptor: Int32) -> Int {
+        var message = msghdr()
+        message.msg_iov = vectors.baseAddress
+        message.msg_iovlen = vectors.count
+        return sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+    }
+
     /// The kernel's cookie of the socket `descriptor` refers to; `nil` when it has none.
     package static func cookie(of descriptor: Int32) -> UInt64? {
         var cookie: UInt64 = 0

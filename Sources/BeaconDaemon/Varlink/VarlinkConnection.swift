@@ -2,6 +2,12 @@ import BeaconProtocol
 import Logging
 import NIOCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// One client connection of a ``VarlinkServer``. Used on the server's event loop only.
 ///
 /// Output is queued and written once per event-loop tick for all connections together (``VarlinkTick``), so a burst
@@ -207,8 +213,10 @@ package final class VarlinkConnection {
     package func send(shared buffer: ByteBuffer) {
         guard !isClosed else { return }
         if !output.isEmpty {
-            // Keep the order: what was queued before goes first.
-            writeOutput()
+            // Keep the order: what was queued before goes first. It can no longer be taken back.
+            tickCalls = 0
+            shared.append(outputBuffer())
+            clearOutput()
         }
         shared.append(buffer)
         tick.outputQueued(on: self)
@@ -246,9 +254,7 @@ package final class VarlinkConnection {
         // What is written can no longer be taken back.
         tickCalls = 0
         guard !output.isEmpty else { return }
-        // A buffer of its own, exactly as large as the output: a write the peer does not take at once keeps it.
-        var buffer = ByteBufferAllocator().buffer(capacity: output.count)
-        buffer.writeBytes(output)
+        let buffer = outputBuffer()
         channelMayHoldOutput = true
         if flushing {
             context.writeAndFlush(NIOAny(buffer), promise: nil)
@@ -256,6 +262,13 @@ package final class VarlinkConnection {
             context.write(NIOAny(buffer), promise: nil)
         }
         clearOutput()
+    }
+
+    /// The output in a buffer of its own, exactly as large: a write the peer does not take at once keeps it.
+    private func outputBuffer() -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: output.count)
+        buffer.writeBytes(output)
+        return buffer
     }
 
     private func clearOutput() {
@@ -267,10 +280,14 @@ package final class VarlinkConnection {
         }
     }
 
-    /// Writes the output to the socket directly; returns whether all of it was taken. What the socket did not take
-    /// stays in ``output`` for SwiftNIO's write path, which also meets any error of the socket again and closes the
-    /// channel.
+    /// At most this many buffers go to the socket in one direct write; a flush with more goes through SwiftNIO.
+    private static let maxDirectBuffers = 16
+
+    /// Writes the output and the shared buffers to the socket directly, in one `sendmsg`; returns whether all of
+    /// it was taken. What the socket did not take stays queued, in order, for SwiftNIO's write path, which also
+    /// meets any error of the socket again and closes the channel.
     private func writeDirectly() -> Bool {
+        guard shared.count < Self.maxDirectBuffers else { return false }
         if channelMayHoldOutput {
             guard (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) == 0 else { return false }
             channelMayHoldOutput = false
@@ -278,26 +295,68 @@ package final class VarlinkConnection {
         // SwiftNIO marks the channel inactive right after closing its descriptor, before any other code runs: while
         // it is active, the number is still this connection's socket.
         guard channel.isActive else { return false }
-        let count = output.count
-        let sent = output.withUnsafeBytes { SocketDescriptor.send($0, to: descriptor) }
-        guard sent == count else {
-            if sent > 0 { output.removeFirst(sent) }
+        // What is written can no longer be taken back.
+        tickCalls = 0
+        var sent = sendQueued()
+        guard sent >= 0 else { return false }
+        guard sent >= output.count else {
+            output.removeFirst(sent)
             return false
         }
-        tickCalls = 0
+        sent -= output.count
         clearOutput()
+        if shared.isEmpty { return true }
+        var written = 0
+        while written < shared.count, sent >= shared[written].readableBytes {
+            sent -= shared[written].readableBytes
+            written += 1
+        }
+        shared.removeFirst(written)
+        guard shared.isEmpty else {
+            shared[0].moveReaderIndex(forwardBy: sent)
+            return false
+        }
         return true
+    }
+
+    /// Sends ``output`` and then ``shared`` with one `sendmsg`; returns the bytes the socket took, or -1.
+    private func sendQueued() -> Int {
+        output.withUnsafeBytes { head in
+            // Replies only, the common case: no vectors to set up.
+            if shared.isEmpty { return SocketDescriptor.send(head, to: descriptor) }
+            return withUnsafeTemporaryAllocation(of: iovec.self, capacity: shared.count + 1) { vectors in
+                vectors[0] = iovec(iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress), iov_len: head.count)
+                return withSharedBytes(from: 0, in: vectors) { count in
+                    SocketDescriptor.send(UnsafeMutableBufferPointer(rebasing: vectors[0..<count]), to: descriptor)
+                }
+            }
+        }
+    }
+
+    /// Fills `vectors` after `index` with the shared buffers from `index` on, and calls `body` with the count of
+    /// vectors while all of their bytes stay valid.
+    private func withSharedBytes(
+        from index: Int, in vectors: UnsafeMutableBufferPointer<iovec>, _ body: (Int) -> Int
+    ) -> Int {
+        guard index < shared.count else { return body(index + 1) }
+        return shared[index].withUnsafeReadableBytes { bytes in
+            vectors[index + 1] = iovec(
+                iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
+            return withSharedBytes(from: index + 1, in: vectors, body)
+        }
     }
 
     /// Writes and flushes everything queued.
     func flush() {
         isQueuedForFlush = false
         guard !isClosed else { return }
+        if descriptor >= 0 && !closeAfterFlush && (!output.isEmpty || !shared.isEmpty) && writeDirectly() {
+            if onDrained != nil { notifyDrained() }
+            return
+        }
         if shared.isEmpty && !closeAfterFlush && !output.isEmpty {
             // Only replies: one write that flushes.
-            if descriptor < 0 || !writeDirectly() {
-                writeOutput(flushing: true)
-            }
+            writeOutput(flushing: true)
             if onDrained != nil { notifyDrained() }
             return
         }
