@@ -1,7 +1,10 @@
 #include "CMalloc.h"
 
 #if defined(__linux__)
+#define _GNU_SOURCE
+#include <link.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -31,8 +34,49 @@ int beacon_release_cold_text(void) {
     (void)madvise((void *)from, to - from, MADV_RANDOM);
     return (int)((to - from) / 1024);
 }
+
+struct beacon_library_release {
+    const char *name;
+    long released;
+};
+
+static int beacon_release_library_segments(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct beacon_library_release *release = data;
+    if (info->dlpi_name == NULL || strstr(info->dlpi_name, release->name) == NULL) {
+        return 0;
+    }
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        const ElfW(Phdr) *header = &info->dlpi_phdr[index];
+        if (header->p_type != PT_LOAD || !(header->p_flags & PF_X)) {
+            continue;
+        }
+        uintptr_t from = (info->dlpi_addr + header->p_vaddr) & ~(page - 1);
+        uintptr_t to = (info->dlpi_addr + header->p_vaddr + header->p_memsz + page - 1) & ~(page - 1);
+        // Like the daemon's own cold code: a private mapping of an unchanged file, mapped again when it runs again.
+        if (madvise((void *)from, to - from, MADV_DONTNEED) != 0) {
+            release->released = -1;
+            return 1;
+        }
+        (void)madvise((void *)from, to - from, MADV_RANDOM);
+        release->released += (long)((to - from) / 1024);
+    }
+    return 1;
+}
+
+int beacon_release_library_code(const char *name) {
+    struct beacon_library_release release = {name, 0};
+    dl_iterate_phdr(beacon_release_library_segments, &release);
+    return (int)release.released;
+}
 #else
 int beacon_release_cold_text(void) {
+    return 0;
+}
+
+int beacon_release_library_code(const char *name) {
+    (void)name;
     return 0;
 }
 #endif

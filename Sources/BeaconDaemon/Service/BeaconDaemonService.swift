@@ -102,6 +102,9 @@ public final class BeaconDaemonService: Service, Sendable {
         if let released = Memory.releaseColdCode() {
             logger.debug("released the mappings of code that start-up alone ran", metadata: ["KiB": "\(released)"])
         }
+        if let released = Memory.releaseStoreCode() {
+            logger.debug("released the mappings of SQLite's code", metadata: ["KiB": "\(released)"])
+        }
         let bridgeTask = Task {
             await bridges.run(
                 applyLifecycle: { event in

@@ -15,4 +15,12 @@ enum Memory {
         let released = beacon_release_cold_text()
         return released < 0 ? nil : Int(released)
     }
+
+    /// Unmaps SQLite's code, which start-up ran to load the store and which only writes run again: an idle daemon
+    /// keeps none of it. Returns the KiB of address range released, or nil when the kernel refused.
+    @discardableResult
+    static func releaseStoreCode() -> Int? {
+        let released = beacon_release_library_code("libsqlite3")
+        return released < 0 ? nil : Int(released)
+    }
 }

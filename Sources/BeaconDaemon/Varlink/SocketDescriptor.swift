@@ -35,10 +35,17 @@ package enum SocketDescriptor {
         }.recover { _ in nil }
     }
 
-    /// The number after the first `fd=` in `description`.
+    /// The number after the first `fd=` in `description`. A plain scan of the bytes: the string algorithms of the
+    /// standard library would bring code into the daemon that nothing else runs.
     package static func number(in description: String) -> Int32? {
-        guard let start = description.utf8.firstRange(of: "fd=".utf8)?.upperBound else { return nil }
-        let digits = description.utf8[start...].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        let bytes = Array(description.utf8)
+        let (f, d, equals) = (UInt8(ascii: "f"), UInt8(ascii: "d"), UInt8(ascii: "="))
+        var index = 0
+        while index + 3 <= bytes.count && !(bytes[index] == f && bytes[index + 1] == d && bytes[index + 2] == equals) {
+            index += 1
+        }
+        guard index + 3 <= bytes.count else { return nil }
+        let digits = bytes[(index + 3)...].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
         guard !digits.isEmpty, digits.count < 10 else { return nil }
         return digits.reduce(0) { $0 * 10 + Int32($1 - UInt8(ascii: "0")) }
     }

@@ -13,5 +13,9 @@ void beacon_malloc_release_free(void);
 /// and the pages the kernel mapped around it. Code that runs again later is mapped again at its first call.
 /// Returns the KiB of address range released, 0 where there is none, -1 when the kernel refused.
 int beacon_release_cold_text(void);
+/// Drops from the process's page tables the pages of code of the first loaded library whose path contains `name`
+/// (e.g. libsqlite3, which only start-up and writes run); they are mapped again when they run again. Returns the KiB
+/// of address range released, 0 when no such library is loaded, -1 when the kernel refused.
+int beacon_release_library_code(const char *name);
 
 #endif
