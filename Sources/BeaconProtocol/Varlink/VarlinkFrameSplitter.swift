@@ -4,8 +4,8 @@
 public struct VarlinkFrameSplitter: Sendable {
     /// The largest frame accepted, in bytes, not counting the NUL.
     public var maxFrameSize: Int { scanner.maxFrameSize }
-    private var buffer: [UInt8] = []
-    private var readIndex = 0
+    @usableFromInline var buffer: [UInt8] = []
+    @usableFromInline var readIndex = 0
     /// Remembers how much of the frame at `readIndex` was scanned, so that bytes are scanned once.
     private var scanner: VarlinkFrameScanner
 
@@ -41,7 +41,9 @@ public struct VarlinkFrameSplitter: Sendable {
     }
 
     /// Calls `body` with the next complete frame (without its NUL) in place, without copying it; returns `nil`
-    /// when no frame is complete yet.
+    /// when no frame is complete yet. Inlinable, so that it is compiled for the caller's `R`: run unspecialized, it
+    /// looked up the metadata of `Result<R, VarlinkError>` twice for every frame.
+    @inlinable
     public mutating func withNextFrame<R>(
         _ body: (UnsafeRawBufferPointer) throws(VarlinkError) -> R
     ) throws(VarlinkError) -> R? {
@@ -55,7 +57,8 @@ public struct VarlinkFrameSplitter: Sendable {
     }
 
     /// The index of the NUL ending the frame at `readIndex`, or `nil` while it has not arrived.
-    private mutating func nextFrameEnd() throws(VarlinkError) -> Int? {
+    @usableFromInline
+    mutating func nextFrameEnd() throws(VarlinkError) -> Int? {
         let start = readIndex
         let found = buffer.withUnsafeBytes { scanner.scan(UnsafeRawBufferPointer(rebasing: $0[start...])) }
         switch found {
