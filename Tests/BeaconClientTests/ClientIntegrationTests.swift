@@ -279,6 +279,25 @@ struct ClientIntegrationTests {
         } throws: { ($0 as? BeaconError)?.code == .decodingFailed }
     }
 
+    @Test("an optional property gets nil while the key does not exist, then its value, then nil once it is unset")
+    func optionalProperty() async throws {
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { client.close() }
+        let title = client.property("opt.title", as: String.self)
+        let values = Recorder<String?>()
+        let observation = title.observeNext { values.append($0) }
+        defer { observation.dispose() }
+        try await values.wait("nil for the missing key") { $0 == [nil] }
+        #expect(title.latestValue == .some(nil))
+        try await client.set("opt.title", to: "draft")
+        try await values.wait("the value") { $0 == [nil, "draft"] }
+        #expect(title.latestValue == .some("draft"))
+        try await client.unset("opt.title")
+        try await values.wait("nil again") { $0 == [nil, "draft", nil] }
+        #expect(title.latestValue == .some(nil))
+    }
+
     @Test("disposing a subscription ends its stream on the daemon's side")
     func disposeClosesStream() async throws {
         let daemon = try TestDaemon()

@@ -45,19 +45,7 @@ struct RemoteSnapshot: Sendable, Hashable {
 public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner, Sendable {
     public typealias Element = Value
 
-    /// One delivered state: the decoded value (or why it did not decode) and the snapshot it came from.
-    struct Delivery: Sendable {
-        var result: Result<Value, BeaconError>
-        var snapshot: RemoteSnapshot
-    }
-
-    private struct State {
-        var observers = 0
-        var session = 0
-        var task: Task<Void, Never>?
-        var latest: Delivery?
-        var lastGood: Value?
-    }
+    typealias Delivery = RemoteDelivery
 
     /// The key this property reflects.
     public let key: String
@@ -71,7 +59,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
     /// Where observers are called and every delivery is ordered. It has no thread: work runs on the thread that
     /// hands it over when nothing else runs (for deliveries, the watch connection's event loop).
     let queue = InlineSerialQueue<RemotePropertyWork>()
-    private let state = Mutex(State())
+    private let state = Mutex(RemotePropertyState())
     private let deliveries = PassthroughSubject<Delivery>()
     private let errorSubject = PassthroughSubject<BeaconError>()
     private let keyError: BeaconError?
@@ -113,8 +101,8 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
     /// ``keepLive()`` keeps it watched without an observer; ``current()`` answers whether it is watched or not.
     public var latestValue: Value? {
         state.withLock { state -> Value? in
-            guard state.latest != nil else { return Optional<Value>.none }
-            return state.lastGood
+            guard state.latest != nil, let lastGood = state.lastGood else { return Optional<Value>.none }
+            return .some(lastGood as! Value)
         }
     }
 
@@ -140,7 +128,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
         observeDeliveries { event in
             switch event {
             case .next(let delivery):
-                if case .success(let value) = delivery.result { observer(.next(value)) }
+                if let value = delivery.value { observer(.next(value as! Value)) }
             case .completed:
                 observer(.completed)
             }
@@ -159,9 +147,10 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
         let subscription = observeDeliveries { event in
             switch event {
             case .next(let delivery):
-                switch delivery.result {
-                case .success(let value): continuation.yield(value)
-                case .failure(let error): continuation.finish(throwing: error)
+                if let value = delivery.value {
+                    continuation.yield(value as! Value)
+                } else if let error = delivery.error {
+                    continuation.finish(throwing: error)
                 }
             case .completed:
                 continuation.finish(throwing: self.keyError)
@@ -268,25 +257,58 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
         case .run(let work):
             work()
         case .delivery(let snapshot, let session):
-            let result: Result<Value, BeaconError>
+            let delivery: Delivery
             do throws(BeaconError) {
-                result = .success(try decodeValue(snapshot.json, snapshot.version))
+                delivery = Delivery(value: try decodeValue(snapshot.json, snapshot.version), snapshot: snapshot)
             } catch {
-                result = .failure(error)
+                delivery = Delivery(error: error, snapshot: snapshot)
             }
-            let delivery = Delivery(result: result, snapshot: snapshot)
             let current = state.withLock { state -> Bool in
                 guard state.session == session else { return false }
                 if let latest = state.latest, latest.snapshot.version >= delivery.snapshot.version { return false }
                 state.latest = delivery
-                if case .success(let value) = delivery.result { state.lastGood = value }
+                if delivery.error == nil { state.lastGood = delivery.value }
                 return true
             }
             guard current else { return }
-            if case .failure(let error) = delivery.result { report(error) }
+            if let error = delivery.error { report(error) }
             deliveries.send(delivery)
         }
     }
+}
+
+/// One state a remote property delivered: its value decoded as the property's `Value` (or why it did not decode) and
+/// the snapshot it came from.
+///
+/// Not generic, and neither is ``RemotePropertyState``: a remote property's methods run unspecialized for its
+/// `Value`, and there every generic type built on `Value` (a `Result`, this struct, the events of the subject that
+/// carries it, the state under the lock) cost a look-up of its type metadata for every change, about 20 of them.
+/// The value travels as `any Sendable` and is cast back to `Value` where an observer takes it.
+struct RemoteDelivery: Sendable {
+    /// The decoded value; `nil` when it did not decode.
+    var value: (any Sendable)?
+    var error: BeaconError?
+    var snapshot: RemoteSnapshot
+
+    init(value: any Sendable, snapshot: RemoteSnapshot) {
+        self.value = value
+        self.snapshot = snapshot
+    }
+
+    init(error: BeaconError, snapshot: RemoteSnapshot) {
+        self.error = error
+        self.snapshot = snapshot
+    }
+}
+
+/// What a remote property keeps under its lock (see ``RemoteDelivery`` for why it is not generic).
+struct RemotePropertyState {
+    var observers = 0
+    var session = 0
+    var task: Task<Void, Never>?
+    var latest: RemoteDelivery?
+    /// The last value that decoded, a `Value`.
+    var lastGood: (any Sendable)?
 }
 
 /// What runs in order on a remote property's queue. Not generic, so that queueing needs no type metadata from the
