@@ -46,14 +46,33 @@ static int beacon_release_library_segments(struct dl_phdr_info *info, size_t siz
     if (info->dlpi_name == NULL || strstr(info->dlpi_name, release->name) == NULL) {
         return 0;
     }
+    // A library whose code was relocated in place (text relocations) holds private copies of its code pages that
+    // dropping would lose: it is left alone.
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        const ElfW(Phdr) *header = &info->dlpi_phdr[index];
+        if (header->p_type != PT_DYNAMIC) {
+            continue;
+        }
+        for (const ElfW(Dyn) *entry = (const ElfW(Dyn) *)(info->dlpi_addr + header->p_vaddr); entry->d_tag != DT_NULL;
+             entry++) {
+            if (entry->d_tag == DT_TEXTREL || (entry->d_tag == DT_FLAGS && (entry->d_un.d_val & DF_TEXTREL))) {
+                return 1;
+            }
+        }
+    }
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (int index = 0; index < info->dlpi_phnum; index++) {
         const ElfW(Phdr) *header = &info->dlpi_phdr[index];
-        if (header->p_type != PT_LOAD || !(header->p_flags & PF_X)) {
+        // Only code that is never written: a writable segment holds private copies that dropping would lose.
+        if (header->p_type != PT_LOAD || !(header->p_flags & PF_X) || (header->p_flags & PF_W)) {
             continue;
         }
-        uintptr_t from = (info->dlpi_addr + header->p_vaddr) & ~(page - 1);
-        uintptr_t to = (info->dlpi_addr + header->p_vaddr + header->p_memsz + page - 1) & ~(page - 1);
+        // Only the pages that lie wholly inside the segment: a page shared with the next segment may hold data.
+        uintptr_t from = (info->dlpi_addr + header->p_vaddr + page - 1) & ~(page - 1);
+        uintptr_t to = (info->dlpi_addr + header->p_vaddr + header->p_filesz) & ~(page - 1);
+        if (to <= from) {
+            continue;
+        }
         // Like the daemon's own cold code: a private mapping of an unchanged file, mapped again when it runs again.
         if (madvise((void *)from, to - from, MADV_DONTNEED) != 0) {
             release->released = -1;

@@ -15,9 +15,6 @@ import NIOCore
 /// returns. A description in another form, or a descriptor that is not the channel's, leaves the connection on
 /// SwiftNIO's write path: it never writes to the wrong socket.
 package enum SocketDescriptor {
-    /// `SO_COOKIE` from `<asm-generic/socket.h>`, which the C library's headers do not all declare.
-    static let cookieOption: Int32 = 57
-
     /// The descriptor of `channel`'s socket, when it is found and verified; `nil` otherwise. Completes at once on
     /// the channel's event loop.
     static func of(_ channel: any Channel) -> EventLoopFuture<Int32?> {
@@ -28,7 +25,7 @@ package enum SocketDescriptor {
         }
         let cookie: EventLoopFuture<UInt64> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET),
-            name: SocketOptionName(cookieOption)
+            name: SocketOptionName(SO_COOKIE)
         )
         return cookie.map { expected in
             self.cookie(of: descriptor) == expected ? descriptor : nil
@@ -73,7 +70,7 @@ package enum SocketDescriptor {
     package static func cookie(of descriptor: Int32) -> UInt64? {
         var cookie: UInt64 = 0
         var length = socklen_t(MemoryLayout<UInt64>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, cookieOption, &cookie, &length) == 0 else { return nil }
+        guard getsockopt(descriptor, SOL_SOCKET, SO_COOKIE, &cookie, &length) == 0 else { return nil }
         return cookie
     }
 }
