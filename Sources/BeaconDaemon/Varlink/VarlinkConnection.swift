@@ -106,8 +106,14 @@ package final class VarlinkConnection {
 
     /// Bytes written to the socket layer and not yet taken by the peer, plus output queued for this tick.
     package var queuedBytes: Int {
-        let buffered = (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        let buffered = channelBufferedBytes ?? 0
         return buffered + output.count + shared.reduce(0) { $0 + $1.readableBytes }
+    }
+
+    /// The connection's output that SwiftNIO holds, flushed or not, and has not yet written; `nil` once the channel is
+    /// closed.
+    private var channelBufferedBytes: Int? {
+        try? channel.syncOptions?.getOption(.bufferedWritableBytes)
     }
 
     /// A failure closes the connection once its output is written: no further call is handled.
@@ -289,7 +295,7 @@ package final class VarlinkConnection {
     private func writeDirectly() -> Bool {
         guard shared.count < Self.maxDirectBuffers else { return false }
         if channelMayHoldOutput {
-            guard (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) == 0 else { return false }
+            guard channelBufferedBytes == 0 else { return false }
             channelMayHoldOutput = false
         }
         // SwiftNIO marks the channel inactive right after closing its descriptor, before any other code runs: while
