@@ -2,7 +2,10 @@
 # Heap allocations BeaconClient makes per delivered change: a remote property bound with <~ to a local Property
 # follows N Sets made one at a time by a raw connection (each waited for), under valgrind's memcheck, for two N.
 # The difference of the process's allocation totals, divided by the difference of N, is the cost of one change
-# (start-up and connection set-up cancel out). Usage: scripts/client-allocs.sh [N1 N2]
+# (start-up and connection set-up cancel out). Then the instructions the client process spends per bound change,
+# counted the same way by valgrind's callgrind on `beacon-bus-bench bind 200 5` and `bind 400 5` (each round a block
+# of raw Watch changes, read on the measuring thread with no BeaconClient code, and a block of bound changes; the
+# 1,000 extra bound changes divide the difference). Usage: scripts/client-allocs.sh [N1 N2]
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 N1=${1:-200}
@@ -38,3 +41,11 @@ A2=$(allocs "$N2")
 echo "allocations: $A1 for $N1 changes, $A2 for $N2 changes"
 awk -v a1="$A1" -v a2="$A2" -v n1="$N1" -v n2="$N2" \
 	'BEGIN { printf "RESULT|BeaconClient|heap allocations per delivered change (<~ bound)|allocs|%.2f\n", (a2 - a1) / (n2 - n1) }'
+instructions() {
+	valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.$1" "$WORK/bench" "$SOCK" bind "$1" 5 >/dev/null 2>&1
+	awk '/^totals:/ {print $2}' "$WORK/callgrind.$1"
+}
+I1=$(instructions 200)
+I2=$(instructions 400)
+echo "instructions: $I1 at bind 200 5, $I2 at bind 400 5"
+echo "RESULT|BeaconClient|instructions per delivered change (<~ bound)|instr|$(((I2 - I1) / 1000))"
