@@ -80,5 +80,6 @@ enum Program {
 Task.detached { [executorInstalled] in
     exit(await Program.run(arguments: arguments, executorInstalled: executorInstalled))
 }
+BeaconDaemon.prepare()
 // The daemon's signals are blocked and nothing installs a handler, so the main thread sleeps here until exit().
 while true { pause() }

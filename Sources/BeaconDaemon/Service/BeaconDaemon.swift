@@ -1,3 +1,4 @@
+import BeaconProtocol
 import Logging
 
 /// The daemon's run: its services under a ServiceRunner. The `beacond` program does the process-wide set-up
@@ -9,6 +10,13 @@ public enum BeaconDaemon {
         try await DaemonConfiguration.load(arguments: arguments)
     }
 
+    /// Does the part of start-up that needs no configuration: parsing the interfaces' IDL. `beacond` calls it on
+    /// its main thread while the event loop reads the configuration and opens the store, on another core where
+    /// there is one; the server then finds it done.
+    public static func prepare() {
+        _ = try? VarlinkInterfaceTable.parsed(BeaconInterfaces.all)
+    }
+
     /// Serves until SIGTERM or SIGINT; returns the process exit status. `load` reads the configuration again on
     /// SIGHUP.
     public static func run(
@@ -18,7 +26,7 @@ public enum BeaconDaemon {
     ) async -> Int32 {
         let daemon = BeaconDaemonService(configuration: configuration, logger: logger)
         let services: [any Service] = [daemon, ReloadService(daemon: daemon, load: load)]
-        let runner = ServiceRunner(services: services, logger: logger)
+        let runner = ServiceRunner(services: services, logger: logger) { await daemon.started() }
         do {
             try await runner.run()
             return 0

@@ -17,6 +17,9 @@ public struct ReloadService: Service {
     }
 
     public func run() async throws {
+        // SIGHUP, blocked by the program, waits pending until the daemon has started.
+        await daemon.started()
+        if Task.isCancelled { return }
         let hangups = try await signalStream([SIGHUP])
         let daemon = self.daemon
         let load = self.load

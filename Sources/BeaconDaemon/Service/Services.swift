@@ -13,8 +13,9 @@ public protocol Service: Sendable {
     func run() async throws
 }
 
-/// The graceful shutdown of a ``ServiceRunner``: triggered once, awaited by its services.
-final class GracefulShutdown: Sendable {
+/// Something that happens once, awaited by any number of tasks: the graceful shutdown of a ``ServiceRunner``, the
+/// end of the daemon's start-up.
+final class Latch: Sendable {
     private struct State {
         var triggered = false
         var nextWaiter = 0
@@ -23,12 +24,9 @@ final class GracefulShutdown: Sendable {
 
     private let state = Mutex(State())
 
-    /// The shutdown of the services the current task belongs to.
-    @TaskLocal static var current: GracefulShutdown?
-
     var isTriggered: Bool { state.withLock { $0.triggered } }
 
-    /// Starts the shutdown: every waiter returns.
+    /// Makes it happen: every waiter returns.
     func trigger() {
         let waiters = state.withLock { state in
             guard !state.triggered else { return [CheckedContinuation<Void, Never>]() }
@@ -39,7 +37,7 @@ final class GracefulShutdown: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns when the shutdown starts or the task is cancelled.
+    /// Returns when it has happened or the task is cancelled.
     func wait() async {
         let id = state.withLock { state in
             state.nextWaiter += 1
@@ -60,6 +58,12 @@ final class GracefulShutdown: Sendable {
     }
 }
 
+/// The graceful shutdown of a ``ServiceRunner``: triggered once, awaited by its services.
+enum GracefulShutdown {
+    /// The shutdown of the services the current task belongs to.
+    @TaskLocal static var current: Latch?
+}
+
 /// Returns when the graceful shutdown of the current service starts; throws `CancellationError` if the task is
 /// cancelled first.
 func gracefulShutdown() async throws {
@@ -67,7 +71,7 @@ func gracefulShutdown() async throws {
         await shutdown.wait()
     } else {
         // Not run by a ServiceRunner: only cancellation ends the wait.
-        await GracefulShutdown().wait()
+        await Latch().wait()
     }
     try Task.checkCancellation()
 }
@@ -101,19 +105,25 @@ struct ServiceRunner {
 
     var services: [any Service]
     var logger: Logger
+    /// Awaited before the signals are read. A program that runs the daemon keeps them blocked
+    /// (``blockDaemonSignals()``), so one that arrives earlier waits, pending, and is read then.
+    var handleSignalsAfter: @Sendable () async -> Void = {}
 
     func run() async throws {
-        let shutdown = GracefulShutdown()
-        let signals = try await signalStream([SIGTERM, SIGINT])
-        let signalTask = Task {
-            for await number in signals {
-                logger.debug("shutting down on signal", metadata: ["signal": "\(number)"])
-                shutdown.trigger()
-            }
-        }
-        defer { signalTask.cancel() }
+        let shutdown = Latch()
         try await GracefulShutdown.$current.withValue(shutdown) {
             try await withThrowingTaskGroup(of: Void.self) { group in
+                let logger = self.logger
+                let handleSignalsAfter = self.handleSignalsAfter
+                group.addTask {
+                    await handleSignalsAfter()
+                    if Task.isCancelled { return }
+                    for await number in try await signalStream([SIGTERM, SIGINT]) {
+                        logger.debug("shutting down on signal", metadata: ["signal": "\(number)"])
+                        shutdown.trigger()
+                        return
+                    }
+                }
                 for service in services {
                     group.addTask {
                         try await service.run()

@@ -25,13 +25,14 @@ struct SignalDescriptorError: Error, CustomStringConvertible {
 }
 
 /// Delivers signals as an asynchronous sequence, read from a signalfd on `eventLoop`: no thread and no timer of
-/// its own, so an idle daemon is not woken. The signals are ignored by default from then on, so that one that is
-/// not blocked in every thread (a program that skipped ``blockDaemonSignals()``) is dropped rather than fatal.
+/// its own, so an idle daemon is not woken. A signal that arrived before, blocked, is delivered too. From then on
+/// the signals have a handler that does nothing, so that one that is not blocked in every thread (a program that
+/// skipped ``blockDaemonSignals()``) is dropped rather than fatal; `SIG_IGN` would also drop the pending ones.
 func signalStream(
     _ signals: [Int32],
     on eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
 ) async throws -> AsyncStream<Int32> {
-    for number in signals { signal(number, SIG_IGN) }
+    for number in signals { signal(number) { _ in } }
     let descriptor = signals.withUnsafeBufferPointer { beacon_signalfd($0.baseAddress, $0.count) }
     guard descriptor >= 0 else { throw SignalDescriptorError(errno: -descriptor) }
     let (stream, continuation) = AsyncStream<Int32>.makeStream()

@@ -18,8 +18,11 @@ package enum SocketDescriptor {
     /// The descriptor of `channel`'s socket, when it is found and verified; `nil` otherwise. Completes at once on
     /// the channel's event loop.
     static func of(_ channel: any Channel) -> EventLoopFuture<Int32?> {
+        // `description` itself: `String(describing:)` first asks the runtime about other protocols, each a search
+        // of every conformance in the process the first time.
         guard let provider = channel as? any SocketOptionProvider,
-            let descriptor = number(in: String(describing: channel))
+            let describing = channel as? any CustomStringConvertible,
+            let descriptor = number(in: describing.description)
         else {
             return channel.eventLoop.makeSucceededFuture(nil)
         }

@@ -50,12 +50,11 @@ package final class VarlinkChannelHandler: ChannelInboundHandler {
         let channel = context.channel
         let credentials =
             givenCredentials.map { channel.eventLoop.makeSucceededFuture($0) } ?? PeerCredentials.of(channel)
-        let descriptor =
-            givenCredentials == nil ? SocketDescriptor.of(channel) : channel.eventLoop.makeSucceededFuture(nil)
-        credentials.and(descriptor).assumeIsolated().whenComplete { [self] result in
+        let isSocket = givenCredentials == nil
+        credentials.assumeIsolated().whenComplete { [self] result in
             switch result {
-            case .success(let (credentials, descriptor)):
-                switch port.admit(context, credentials, descriptor) {
+            case .success(let credentials):
+                switch port.admit(context, credentials, isSocket) {
                 case .success(let endpoint):
                     self.endpoint = endpoint
                     processPending()

@@ -35,10 +35,17 @@ package final class VarlinkConnection {
     /// The context of the connection's ``VarlinkChannelHandler``: output written there goes straight to the socket
     /// channel's head, without entering the pipeline from its tail.
     private let context: ChannelHandlerContext
-    /// The socket's descriptor for direct writes (``SocketDescriptor``); -1 when replies go through SwiftNIO only.
-    private let descriptor: Int32
-    /// Whether replies are written to the socket directly, when SwiftNIO holds no output.
+    /// The socket's descriptor for direct writes (``SocketDescriptor``); -1 when replies go through SwiftNIO only,
+    /// ``Self/beforeFirstFlush`` or ``Self/lookUpAtFlush`` until it is looked up.
+    @exclusivity(unchecked) private var descriptor: Int32
+    /// Whether replies are written to the socket directly, when SwiftNIO holds no output. From the connection's
+    /// second flush on: the first goes through SwiftNIO, the second looks the descriptor up. A client that asks once
+    /// (`beaconctl`) never pays for the look-up, and the first answer after socket activation does not wait for it:
+    /// the look-up's first run in a process resolves type metadata and conformances, about 1.6 million instructions
+    /// (`scripts/activation-time.sh`).
     package var writesDirectly: Bool { descriptor >= 0 }
+    private static let beforeFirstFlush: Int32 = -3
+    private static let lookUpAtFlush: Int32 = -2
     /// SwiftNIO was handed output that it may not have written yet: a direct write must wait until it has.
     @exclusivity(unchecked) private var channelMayHoldOutput = false
     private let tick: VarlinkTick
@@ -57,10 +64,10 @@ package final class VarlinkConnection {
     @exclusivity(unchecked) private var tickReplyStart = 0
 
     init(
-        id: Int, credentials: PeerCredentials, context: ChannelHandlerContext, descriptor: Int32?, tick: VarlinkTick,
+        id: Int, credentials: PeerCredentials, context: ChannelHandlerContext, isSocket: Bool, tick: VarlinkTick,
         logger: Logger, logLimiter: LogLimiter, connectedUsec: Int64
     ) {
-        self.descriptor = descriptor ?? -1
+        self.descriptor = isSocket ? Self.beforeFirstFlush : -1
         self.logLimiter = logLimiter
         self.id = id
         self.credentials = credentials
@@ -352,10 +359,24 @@ package final class VarlinkConnection {
         }
     }
 
+    /// At the first flush, marks the descriptor to be looked up at the next; at the second, looks it up.
+    private func advanceDescriptorLookUp() {
+        if descriptor == Self.beforeFirstFlush {
+            descriptor = Self.lookUpAtFlush
+            return
+        }
+        descriptor = -1
+        // Completes at once on the channel's event loop.
+        SocketDescriptor.of(channel).assumeIsolated().whenSuccess { [self] found in
+            if let found { descriptor = found }
+        }
+    }
+
     /// Writes and flushes everything queued.
     func flush() {
         isQueuedForFlush = false
         guard !isClosed else { return }
+        if descriptor < -1 { advanceDescriptorLookUp() }
         if descriptor >= 0 && !closeAfterFlush && (!output.isEmpty || !shared.isEmpty) && writeDirectly() {
             if onDrained != nil { notifyDrained() }
             return

@@ -1,6 +1,7 @@
 import BeaconProtocol
 import Logging
 import NIOCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -74,6 +75,22 @@ struct VarlinkInterfaceTable {
             names.append(name)
         }
     }
+
+    /// The last table made by ``parsed(_:)``, with the texts it was made from.
+    private static let last = Mutex<(texts: [(name: String, description: String)], table: Result<Self, any Error>)?>(
+        nil)
+
+    /// The table of `descriptions`, parsed once for as long as they are the last ones asked for. A program may
+    /// ask on another thread ahead of the server's start (``BeaconDaemon/prepare()``): the server then finds the
+    /// table made, or waits for it.
+    static func parsed(_ descriptions: [(name: String, description: String)]) throws -> Self {
+        try last.withLock { last in
+            if let last, last.texts.elementsEqual(descriptions, by: { $0 == $1 }) { return try last.table.get() }
+            let table = Result { try Self(service: descriptions) }
+            last = (descriptions, table)
+            return try table.get()
+        }
+    }
 }
 
 /// The event-loop side of a ``VarlinkServer``: admits connections, routes calls to its service, and answers
@@ -109,14 +126,14 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         self.info = info
         self.address = address
         self.logger = logger
-        self.interfaces = try VarlinkInterfaceTable(service: service.interfaceDescriptions)
+        self.interfaces = try VarlinkInterfaceTable.parsed(service.interfaceDescriptions)
         let tick = ServiceTick(eventLoop: eventLoop, service: service)
         self.tick = tick
         port = VarlinkServerPort(tick: tick, logger: logger, limits: limits)
         // The core owns the port and outlives every connection.
         port.refusal = { [unowned(unsafe) service] in service.error(refusing: $0) }
-        port.admit = { [unowned(unsafe) self] context, credentials, descriptor in
-            self.open(context: context, credentials: credentials, descriptor: descriptor)
+        port.admit = { [unowned(unsafe) self] context, credentials, isSocket in
+            self.open(context: context, credentials: credentials, isSocket: isSocket)
         }
         service.attached(
             to: VarlinkServerContext(eventLoop: eventLoop, address: address, budget: port.budget, tick: tick))
@@ -143,7 +160,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     private func open(
         context: ChannelHandlerContext,
         credentials: PeerCredentials,
-        descriptor: Int32?
+        isSocket: Bool
     ) -> Result<VarlinkEndpoint, VarlinkError> {
         guard credentials.uid == ownUID || limits.allowedUIDs.contains(credentials.uid) else {
             port.logLimiter.log(
@@ -169,7 +186,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
             id: id,
             credentials: credentials,
             context: context,
-            descriptor: descriptor,
+            isSocket: isSocket,
             tick: tick,
             logger: logger,
             logLimiter: port.logLimiter,
