@@ -6,28 +6,28 @@
 # the authentication and Hello. Each daemon starts with a fresh runtime directory; beacond's store (one state
 # directory for all runs) exists after the first run, as it does after a user's first login. Runs alternate
 # between the daemons. Prints every run and the medians.
-# Usage: [RUNS=10] [LIFECYCLE=false] scripts/activation-time.sh [BEACOND]
+# Usage: [RUNS=10] [LIFECYCLE=false] scripts/activation-time.sh [BEACOND [OTHER_BEACOND...]]
+# Several daemons (e.g. builds before and after a change) are measured in the same runs, named by their paths.
 # Without BEACOND, builds what `make install-user` installs (scripts/build-release.sh --static-swift-stdlib). beacond
 # runs with its lifecycle bridge off (LIFECYCLE=false), since no system bus is reachable here; it connects to the bus
 # after it has begun to answer.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BEACOND=${1:-}
-if [ -z "$BEACOND" ]; then
-	BEACOND=$("$ROOT/scripts/build-release.sh" --static-swift-stdlib beacond)/beacond
+if [ $# -eq 0 ]; then
+	set -- "$("$ROOT/scripts/build-release.sh" --static-swift-stdlib beacond)/beacond"
 fi
-exec env PYTHONPATH="$ROOT/scripts" python3 - "$BEACOND" "${RUNS:-10}" "${LIFECYCLE:-false}" <<'PYTHON'
+exec env PYTHONPATH="$ROOT/scripts" python3 - "${RUNS:-10}" "${LIFECYCLE:-false}" "$@" <<'PYTHON'
 import os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
 from wire import DBUS_OPENING, dbus_hello_answered, read_until
 
-beacond, runs, lifecycle = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+runs, lifecycle, beaconds = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
 work = tempfile.mkdtemp(prefix="activation-time-")
 state = os.path.join(work, "state")
 os.mkdir(state, 0o700)
 
-def one(name, run):
-    directory = tempfile.mkdtemp(prefix=f"{name}-", dir=work)
+def one(name, run, beacond=None):
+    directory = tempfile.mkdtemp(prefix=("beacond-" if beacond else "dbus-daemon-"), dir=work)
     os.chmod(directory, 0o700)
     path = os.path.join(directory, "socket")
     listener = socket.socket(socket.AF_UNIX)
@@ -38,7 +38,7 @@ def one(name, run):
     environment = {k: v for k, v in os.environ.items()
                    if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDNAMES")}
     environment["LISTEN_FDS"] = "1"
-    if name == "beacond":
+    if beacond:
         client.sendall(b'{"method":"org.varlink.service.GetInfo"}\0')
         command = [beacond]
         environment.update(XDG_RUNTIME_DIR=directory, XDG_STATE_HOME=state, BEACON_LOG_LEVEL="warning",
@@ -71,11 +71,13 @@ def one(name, run):
     print(f"run {run}: {name} answered {elapsed:.2f} ms after the fork")
     return elapsed
 
-results = {"beacond": [], "dbus-daemon": []}
+daemons = {("beacond" if len(beaconds) == 1 else f"beacond {path}"): path for path in beaconds}
+daemons["dbus-daemon"] = None
+results = {name: [] for name in daemons}
 try:
     for run in range(1, runs + 1):
-        for name in results:
-            results[name].append(one(name, run))
+        for name, path in daemons.items():
+            results[name].append(one(name, run, path))
 finally:
     shutil.rmtree(work, ignore_errors=True)
 for name, values in results.items():

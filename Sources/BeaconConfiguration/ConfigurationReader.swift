@@ -133,12 +133,10 @@ public struct ConfigurationReader: Sendable {
         environment: (String) -> T?,
         file: (ConfigurationFile.Value) -> T?
     ) -> T? {
-        let components = key.split(separator: ".").map(String.init)
-        let flagName = "--" + components.map(Self.flagName).joined(separator: "-")
+        let (flagName, variable) = Self.names(of: key)
         if let values = flags[flagName] {
             return flag(values)
         }
-        let variable = (["BEACON"] + components.map { Self.variableName($0) }).joined(separator: "_")
         if let text = self.environment[variable] {
             return environment(text)
         }
@@ -157,41 +155,32 @@ public struct ConfigurationReader: Sendable {
         return result
     }
 
-    /// `camelCase` with `separator` between the words: `camel-Case`. Keys are ASCII, so are the checks (which
-    /// keeps Unicode's property tables out of start-up).
-    private static func words(_ component: String, separator: UInt8) -> [UInt8] {
-        var result: [UInt8] = []
+    /// The flag and the environment variable of `key`: `--limits-max-value-size` and `BEACON_LIMITS_MAX_VALUE_SIZE`
+    /// for `limits.maxValueSize`, words of a camel-case component separated. One pass over the bytes: keys are
+    /// ASCII, so are the checks (which keeps Unicode's property tables out of start-up), and every configuration
+    /// key is looked up at each start.
+    static func names(of key: String) -> (flag: String, variable: String) {
+        let (lower, upper, digits) = (
+            UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9")
+        )
+        var flag = Array("--".utf8)
+        var variable = Array("BEACON_".utf8)
+        flag.reserveCapacity(2 * key.utf8.count + 2)
+        variable.reserveCapacity(2 * key.utf8.count + 7)
         var previous: UInt8 = 0
-        for byte in component.utf8 {
-            if (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(previous),
-                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            {
-                result.append(separator)
+        for byte in key.utf8 {
+            if byte == UInt8(ascii: ".") || (lower.contains(previous) && upper.contains(byte)) {
+                flag.append(UInt8(ascii: "-"))
+                variable.append(UInt8(ascii: "_"))
             }
-            result.append(byte)
             previous = byte
+            if byte == UInt8(ascii: ".") { continue }
+            flag.append(upper.contains(byte) ? byte + 32 : byte)
+            variable.append(
+                lower.contains(byte) ? byte - 32 : upper.contains(byte) || digits.contains(byte) ? byte : UInt8(ascii: "_"))
         }
-        return result
-    }
-
-    /// `max-value-size` for `maxValueSize`.
-    private static func flagName(_ component: String) -> String {
-        let bytes = words(component, separator: UInt8(ascii: "-")).map { byte in
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// `MAX_VALUE_SIZE` for `maxValueSize`.
-    private static func variableName(_ component: String) -> String {
-        let bytes = words(component, separator: UInt8(ascii: "_")).map { byte -> UInt8 in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - 32
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): byte
-            default: UInt8(ascii: "_")
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return (String(decoding: flag, as: UTF8.self), String(decoding: variable, as: UTF8.self))
     }
 
     private static func trimmed(_ text: Substring) -> String {

@@ -15,7 +15,8 @@ package enum POSIX {
         var entry = environ
         while let pointer = entry.pointee {
             let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "=") {
+            // The bytes, not the characters: no grapheme breaking for each variable at every start.
+            if let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) {
                 let name = String(text[..<equals])
                 if result[name] == nil {
                     result[name] = String(text[text.index(after: equals)...])

@@ -28,6 +28,11 @@ struct ConfigurationReaderTests {
         let fromFile = ConfigurationReader(arguments: ["beacond"], environment: [:], file: file)
         #expect(fromFile.string(forKey: "limits.maxValueSize") == nil)
         #expect(fromFile.int(forKey: "limits.slowSubscriber", default: 7) == 7)
+        // Digits stay in their word; a capital after a small letter starts one.
+        let digits = ConfigurationReader(
+            arguments: ["beacond", "--a-b2c-d", "flag"], environment: ["BEACON_E_F2G_H": "variable"])
+        #expect(digits.string(forKey: "a.b2cD") == "flag")
+        #expect(digits.string(forKey: "e.f2gH") == "variable")
     }
 
     @Test("booleans: a bare flag is true; variables take yes/no/1/0; file numbers count as booleans")

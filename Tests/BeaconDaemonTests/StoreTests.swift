@@ -23,6 +23,7 @@ struct StoreTests {
         let store = try PropertyStore(path: directory + "/state/store.sqlite", synchronous: synchronous)
         #expect(try store.pragma("journal_mode") == "wal")
         #expect(try store.pragma("synchronous") == expected)
+        #expect(try store.pragma("user_version") == String(PropertyStore.schemaVersion))
         var info = stat()
         #expect(stat(directory + "/state", &info) == 0)
         #expect(info.st_mode & 0o777 == 0o700)
@@ -48,6 +49,8 @@ struct StoreTests {
         #expect(old.close() == nil)
 
         var store = try PropertyStore(path: path, synchronous: .normal)
+        // Recorded, so that later starts skip the schema and the migration.
+        #expect(try store.pragma("user_version") == String(PropertyStore.schemaVersion))
         var contents = try store.load(invalid: { Issue.record("invalid key \($0)") })
         #expect(contents.properties.map(\.key) == ["a.b"])
         #expect(contents.properties.first?.value == Array("42".utf8))
