@@ -178,7 +178,8 @@ public struct ConfigurationReader: Sendable {
             if byte == UInt8(ascii: ".") { continue }
             flag.append(upper.contains(byte) ? byte + 32 : byte)
             variable.append(
-                lower.contains(byte) ? byte - 32 : upper.contains(byte) || digits.contains(byte) ? byte : UInt8(ascii: "_"))
+                lower.contains(byte)
+                    ? byte - 32 : upper.contains(byte) || digits.contains(byte) ? byte : UInt8(ascii: "_"))
         }
         return (String(decoding: flag, as: UTF8.self), String(decoding: variable, as: UTF8.self))
     }
