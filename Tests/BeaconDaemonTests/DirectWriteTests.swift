@@ -16,10 +16,8 @@ import Testing
 /// taking over what the socket does not take at once.
 @Suite("Replies written to the socket directly")
 struct DirectWriteTests {
-    @Test(
-        "from a connection's second flush, the server finds its descriptor and verifies it by its cookie: replies skip SwiftNIO"
-    )
-    func descriptorFound() async throws {
+    /// Runs `body` with a bus served on a Unix socket in a new directory, and its path.
+    private func withServer(_ body: (VarlinkServer<BeaconBus>, String) async throws -> Void) async throws {
         var template = Array((NSTemporaryDirectory() + "beacon-direct-XXXXXX").utf8CString)
         let directory = String(cString: try #require(mkdtemp(&template)))
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -32,6 +30,19 @@ struct DirectWriteTests {
                 storage: TestStorage(), limits: DaemonLimits(), historyLimit: 100, logger: Logger(label: "direct"))
         }
         do {
+            try await body(server, path)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    @Test(
+        "from a connection's second flush, the server finds its descriptor and verifies it by its cookie: replies skip SwiftNIO"
+    )
+    func descriptorFound() async throws {
+        try await withServer { server, path in
             let first = try VarlinkTestClient(path: path)
             let second = try VarlinkTestClient(path: path)
             #expect(try first.set("direct.key", "value") > 0)
@@ -45,11 +56,28 @@ struct DirectWriteTests {
             #expect(again["property"]?["value"] == "again")
             let direct = try await server.withCore { core in core.connections.values.map(\.writesDirectly) }
             #expect(direct == [true, true])
-        } catch {
-            await server.shutdown()
-            throw error
         }
-        await server.shutdown()
+    }
+
+    /// What socket-activated start-up waits for before finishing (`BeaconDaemonService`): the first answer.
+    @Test("outputWritten returns once a tick has written to a client, or at its limit when none does")
+    func outputWritten() async throws {
+        try await withServer { server, path in
+            // Without the write, this would return at its limit.
+            let limit = Duration.seconds(30)
+            let started = ContinuousClock.now
+            let written = server.outputWritten(within: .seconds(30))
+            // The loop has taken the request to be told before the client connects.
+            _ = try await server.withCore { _ in 0 }
+            let client = try VarlinkTestClient(path: path)
+            #expect(try client.parameters("org.varlink.service.GetInfo")["product"]?.stringValue == "test")
+            try await written.get()
+            #expect(ContinuousClock.now - started < limit)
+            // Nothing written: it returns at its limit.
+            let idle = ContinuousClock.now
+            try await server.outputWritten(within: .milliseconds(20)).get()
+            #expect(ContinuousClock.now - idle >= .milliseconds(20))
+        }
     }
 
     @Test("the descriptor is read only from the number after fd=")

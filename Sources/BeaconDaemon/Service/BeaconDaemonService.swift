@@ -83,11 +83,11 @@ public final class BeaconDaemonService: Service, Sendable {
             throw error
         }
         state.withLock { $0 = (server, configuration) }
-        // Clients that connected before the daemon existed (socket activation) are answered first: what is left
+        // A client that connected before the daemon existed (socket activation) is answered first: what is left
         // of start-up (signal handling, the settings watches, READY, the lifecycle bridge, the release of start-up
-        // memory) runs on the same event loop and would otherwise come before their answers.
+        // memory) runs on the same event loop and would otherwise come before its answer.
         if case .descriptor(let descriptor) = listener, Self.hasPendingConnection(descriptor) {
-            try? await eventLoop.scheduleTask(in: Self.queuedClientsHeadStart) {}.futureResult.get()
+            try? await server.outputWritten(within: Self.queuedClientHeadStart).get()
         }
         let bridges = DaemonBridges(configuration: configuration, logger: logger)
         let sleepTimeout = configuration.lifecycle.sleepTimeout
@@ -155,9 +155,10 @@ public final class BeaconDaemonService: Service, Sendable {
         logger.info("stopped")
     }
 
-    /// How long the rest of start-up waits when clients were already queued on the socket: answering one takes
-    /// about 0.5 ms (`scripts/activation-time.sh`).
-    static let queuedClientsHeadStart = TimeAmount.milliseconds(5)
+    /// The longest the rest of start-up waits for the first answer when a client was already queued on the
+    /// socket. Answering it takes about 0.5 ms (`scripts/activation-time.sh`); a client that connected and says
+    /// nothing holds start-up no longer than this.
+    static let queuedClientHeadStart = TimeAmount.milliseconds(100)
 
     /// Whether a client waits to be accepted on the listening socket `descriptor`.
     static func hasPendingConnection(_ descriptor: Int32) -> Bool {

@@ -1,5 +1,6 @@
 import BeaconConfiguration
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -287,6 +288,24 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
     package func withServiceOnLoop<T>(_ body: (Service) throws -> T) rethrows -> T {
         eventLoop.preconditionInEventLoop()
         return try body(core.value.service)
+    }
+
+    /// Succeeds once the server has written output to a client (the end of a tick that wrote to a connection),
+    /// counting from the loop's next task, or after `limit`, whichever comes first.
+    package func outputWritten(within limit: TimeAmount) -> EventLoopFuture<Void> {
+        let promise = eventLoop.makePromise(of: Void.self)
+        let done = NIOLockedValueBox(false)
+        let finish: @Sendable () -> Void = {
+            let first = done.withLockedValue { done in
+                defer { done = true }
+                return !done
+            }
+            if first { promise.succeed() }
+        }
+        let timer = eventLoop.scheduleTask(in: limit, finish)
+        let core = self.core
+        eventLoop.execute { core.value.tick.afterWrites = finish }
+        return promise.futureResult.always { _ in timer.cancel() }
     }
 
     /// Stops accepting, closes every connection after writing what is queued, and removes the socket file.

@@ -15,6 +15,9 @@ class VarlinkTick {
     /// new queue, as the one it flushes is still held while the next fills.
     @exclusivity(unchecked) private var spare: [VarlinkConnection] = []
 
+    /// Called once, at the end of the next tick that writes to a connection, then cleared.
+    @exclusivity(unchecked) var afterWrites: (() -> Void)?
+
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
@@ -71,6 +74,10 @@ class VarlinkTick {
         perform(next)
         for connection in connections {
             connection.flush()
+        }
+        if let afterWrites, !connections.isEmpty {
+            self.afterWrites = nil
+            afterWrites()
         }
         connections.removeAll(keepingCapacity: true)
         spare = connections
