@@ -18,21 +18,28 @@ __attribute__((section(".text.beacon_cold_text_begins"), noinline, used)) void b
     __asm__ volatile("");
 }
 
-int beacon_release_cold_text(void) {
+// Drops the whole pages between `start` and `end` from the page tables; returns the KiB released, or -1 when the
+// kernel refused. The range must be code that is never written: a private mapping of the unchanged file, so that
+// dropping its pages loses nothing and a function that runs again is mapped again from the page cache (or read
+// again from the file).
+static long beacon_drop_code_pages(uintptr_t start, uintptr_t end) {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t from = ((uintptr_t)&beacon_cold_text_begins + page) & ~(page - 1);
-    uintptr_t to = ((uintptr_t)&_init) & ~(page - 1);
+    uintptr_t from = (start + page - 1) & ~(page - 1);
+    uintptr_t to = end & ~(page - 1);
     if (to <= from) {
         return 0;
     }
-    // The code is a private mapping of the unchanged file: dropping its pages from the page tables loses nothing,
-    // and a function that runs again is mapped again from the page cache (or read again from the file).
     if (madvise((void *)from, to - from, MADV_DONTNEED) != 0) {
         return -1;
     }
     // What is read again from the file is read a page at a time, not in blocks of read-ahead.
     (void)madvise((void *)from, to - from, MADV_RANDOM);
-    return (int)((to - from) / 1024);
+    return (long)((to - from) / 1024);
+}
+
+int beacon_release_cold_text(void) {
+    // From the page after the one that holds the marker, which may hold listed code too.
+    return (int)beacon_drop_code_pages((uintptr_t)&beacon_cold_text_begins + 1, (uintptr_t)&_init);
 }
 
 struct beacon_library_release {
@@ -60,7 +67,6 @@ static int beacon_release_library_segments(struct dl_phdr_info *info, size_t siz
             }
         }
     }
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (int index = 0; index < info->dlpi_phnum; index++) {
         const ElfW(Phdr) *header = &info->dlpi_phdr[index];
         // Only code that is never written: a writable segment holds private copies that dropping would lose.
@@ -68,18 +74,13 @@ static int beacon_release_library_segments(struct dl_phdr_info *info, size_t siz
             continue;
         }
         // Only the pages that lie wholly inside the segment: a page shared with the next segment may hold data.
-        uintptr_t from = (info->dlpi_addr + header->p_vaddr + page - 1) & ~(page - 1);
-        uintptr_t to = (info->dlpi_addr + header->p_vaddr + header->p_filesz) & ~(page - 1);
-        if (to <= from) {
-            continue;
-        }
-        // Like the daemon's own cold code: a private mapping of an unchanged file, mapped again when it runs again.
-        if (madvise((void *)from, to - from, MADV_DONTNEED) != 0) {
+        uintptr_t start = info->dlpi_addr + header->p_vaddr;
+        long released = beacon_drop_code_pages(start, start + header->p_filesz);
+        if (released < 0) {
             release->released = -1;
             return 1;
         }
-        (void)madvise((void *)from, to - from, MADV_RANDOM);
-        release->released += (long)((to - from) / 1024);
+        release->released += released;
     }
     return 1;
 }

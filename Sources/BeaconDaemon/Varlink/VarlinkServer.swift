@@ -1,6 +1,5 @@
 import BeaconConfiguration
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -294,17 +293,10 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
     /// counting from the loop's next task, or after `limit`, whichever comes first.
     package func outputWritten(within limit: TimeAmount) -> EventLoopFuture<Void> {
         let promise = eventLoop.makePromise(of: Void.self)
-        let done = NIOLockedValueBox(false)
-        let finish: @Sendable () -> Void = {
-            let first = done.withLockedValue { done in
-                defer { done = true }
-                return !done
-            }
-            if first { promise.succeed() }
-        }
-        let timer = eventLoop.scheduleTask(in: limit, finish)
+        // Both succeed it on the event loop, where SwiftNIO ignores a promise's second result.
+        let timer = eventLoop.scheduleTask(in: limit) { promise.succeed() }
         let core = self.core
-        eventLoop.execute { core.value.tick.afterWrites = finish }
+        eventLoop.execute { core.value.tick.afterWrites = { promise.succeed() } }
         return promise.futureResult.always { _ in timer.cancel() }
     }
 
