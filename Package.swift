@@ -64,8 +64,8 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        // glibc's malloc tuning (one arena from the start, and returning free memory), and the release of the code that
-        // start-up alone ran.
+        // glibc's malloc tuning (one arena and fixed thresholds from the start, and returning free memory), and the
+        // release of the code that start-up alone ran.
         .target(name: "CMalloc"),
         .target(name: "CConcurrencyHook"),
         .target(

@@ -9,6 +9,7 @@
 # daemon a lockdown rule of other keys, so that every Get and Set goes through the settings' checks.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/bench-daemon.sh"
 if [ $# -ge 1 ]; then
 	BEACOND=$1
 else
@@ -39,15 +40,10 @@ strip --strip-debug -o "$WORK/beacond" "$BEACOND"
 
 # total ARGS...: the daemon's instruction total during one benchmark run.
 total() {
-	local dir
-	dir=$(mktemp -d "$WORK/run.XXXXXX")
-	mkdir -m 700 "$dir/run" "$dir/state" "$dir/config"
-	local socket=$dir/run/beacon.sock
-	env XDG_RUNTIME_DIR="$dir/run" XDG_STATE_HOME="$dir/state" XDG_CONFIG_HOME="$dir/config" \
-		BEACON_ADDRESS="unix:$socket" BEACON_LIMITS_MAX_QUEUED_BYTES=268435456 BEACON_LOG_LEVEL=warning \
-		BEACON_SETTINGS_SCHEMA_DIRS="$WORK/schemas" BEACON_SETTINGS_LOCKDOWN_DIR="$WORK/lockdown" \
-		DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/no-bus" LD_PRELOAD="$WORK/sigsuspend.so" \
-		valgrind --tool=callgrind --callgrind-out-file="$dir/out" "$WORK/beacond" >"$dir/log" 2>&1 &
+	bench_daemon_env "$WORK"
+	local dir=$DAEMON_DIR socket=$DAEMON_SOCKET
+	env "${DAEMON_ENV[@]}" BEACON_SETTINGS_SCHEMA_DIRS="$WORK/schemas" BEACON_SETTINGS_LOCKDOWN_DIR="$WORK/lockdown" \
+		LD_PRELOAD="$WORK/sigsuspend.so" valgrind --tool=callgrind --callgrind-out-file="$dir/out" "$WORK/beacond" >"$dir/log" 2>&1 &
 	local daemon=$!
 	for _ in $(seq 900); do [ -S "$socket" ] && break; sleep 0.1; done
 	"$BENCH" "$socket" "$@" >/dev/null || {

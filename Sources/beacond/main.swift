@@ -12,9 +12,9 @@ import NIOPosix
     import Musl
 #endif
 
-// Process-wide set-up belongs to the program, not to the library: one malloc arena and the signal mask before any
-// thread starts, the executor of Swift concurrency, logging, the umask and the file limit.
-beacon_malloc_limit_arenas()
+// Process-wide set-up belongs to the program, not to the library: malloc's tuning (one arena, fixed thresholds) and
+// the signal mask before any thread starts, the executor of Swift concurrency, logging, the umask and the file limit.
+beacon_malloc_configure()
 // SIGTERM, SIGINT and SIGHUP reach the daemon through signalfds on its event loop; blocked here, every thread
 // started later inherits the mask.
 blockDaemonSignals()

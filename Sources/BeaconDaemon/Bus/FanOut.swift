@@ -31,6 +31,9 @@ final class FanOut {
     var publishingNotifications: [NotificationEvent] = []
     var publishingNotificationBytes: [UInt8] = []
     private var tickNumber = 0
+    /// Where ``publish()`` encodes a selection before copying it into its shared buffer: kept from tick to tick (up
+    /// to 1 MiB), so that a burst's batches are not grown again by doubling at every tick.
+    private var scratch: [UInt8] = []
     /// Whether the session is active, as the lifecycle bridge last said (active until it says otherwise).
     var sessionActive = true
     /// The subscriptions suspended while the session is not active.
@@ -130,9 +133,11 @@ final class FanOut {
         }
         var encoded: [SelectionKey: ByteBuffer] = [:]
         var scratch: [UInt8] = []
+        swap(&scratch, &self.scratch)
         for subscription in touched {
             deliver(subscription, encoded: &encoded, scratch: &scratch)
         }
+        if scratch.capacity <= 1 << 20 { swap(&scratch, &self.scratch) }
     }
 
     /// Selects each of `events` for the subscriptions of `index` whose patterns match its key and that started

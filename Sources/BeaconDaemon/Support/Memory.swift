@@ -1,7 +1,7 @@
 import CMalloc
 
-/// Tuning of the C library's allocator for a small, mostly idle daemon. The `beacond` program also limits glibc's
-/// malloc to one arena before any thread starts.
+/// Tuning of the C library's allocator for a small, mostly idle daemon. The `beacond` program also gives glibc's
+/// malloc one arena and fixed mapping and trimming thresholds before any thread starts (`beacon_malloc_configure`).
 enum Memory {
     /// Returns the allocator's free memory to the system.
     static func releaseFree() {

@@ -54,6 +54,10 @@ package final class VarlinkConnection {
     let logLimiter: LogLimiter
     @exclusivity(unchecked) private var output: [UInt8] = []
     @exclusivity(unchecked) private var shared: [ByteBuffer] = []
+    /// How large the output grew before it was last written, when larger than what an idle connection keeps: a
+    /// connection answering a stream of pipelined calls starts each tick's output at that size instead of growing
+    /// it by doubling (``clearOutput()``).
+    @exclusivity(unchecked) private var outputHint = 0
     @exclusivity(unchecked) var isQueuedForFlush = false
     @exclusivity(unchecked) private var closeAfterFlush = false
     /// Replies of a oneway call are dropped.
@@ -201,6 +205,7 @@ package final class VarlinkConnection {
         guard !isClosed, !discardsReplies else { return }
         var buffer: [UInt8] = []
         swap(&buffer, &output)
+        if buffer.capacity < outputHint { buffer.reserveCapacity(outputHint) }
         body(&buffer)
         swap(&buffer, &output)
         tick.outputQueued(on: self)
@@ -287,6 +292,7 @@ package final class VarlinkConnection {
     private func clearOutput() {
         // Idle connections keep no large buffers: many thousands of subscribers may be connected.
         if output.capacity > 1024 {
+            outputHint = output.count > 1024 ? output.count : 0
             output = []
         } else {
             output.removeAll(keepingCapacity: true)

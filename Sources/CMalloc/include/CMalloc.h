@@ -1,9 +1,17 @@
 #ifndef BEACON_CMALLOC_H
 #define BEACON_CMALLOC_H
 
-/// Limits glibc's malloc to one arena for all threads; call it before any thread starts. The daemon's few threads
-/// do not contend, and every arena keeps its own partly used pages. Does nothing elsewhere.
-void beacon_malloc_limit_arenas(void);
+/// Allocations from this size on get their own mapping (glibc's M_MMAP_THRESHOLD; its default is 128 KiB).
+#define BEACON_MALLOC_MMAP_THRESHOLD (512 * 1024)
+/// Free memory at the top of the heap is returned to the system beyond this size (M_TRIM_THRESHOLD; 128 KiB).
+#define BEACON_MALLOC_TRIM_THRESHOLD (1024 * 1024)
+
+/// Tunes glibc's malloc for the daemon; call it before any thread starts. One arena for all threads: the daemon's
+/// few threads do not contend, and every arena keeps its own partly used pages. Fixed mapping and trimming
+/// thresholds (BEACON_MALLOC_*, unless glibc's MALLOC_MMAP_THRESHOLD_ or MALLOC_TRIM_THRESHOLD_ variables set
+/// them): with glibc's defaults, a burst's buffers of 100-300 KiB were mapped, or the heap trimmed, and their
+/// pages faulted in again at every tick. Does nothing elsewhere.
+void beacon_malloc_configure(void);
 
 /// Returns the allocator's free memory to the system (glibc's malloc_trim); does nothing elsewhere.
 void beacon_malloc_release_free(void);
