@@ -50,6 +50,9 @@ final class StreamSubscription<Reply: Sendable>: StreamReceiver {
         self.receive = receive
     }
 
+    // Reached through `any StreamReceiver`, so unspecialized, where `DecodedReply<Reply>` and `StreamEvent<Reply>`
+    // cost a look-up of their metadata per frame; a property watch's replies take the specialized path.
+    @_specialize(where Reply == WatchReply)
     func receive(frame: UnsafeRawBufferPointer, limits: JSONLimits) throws(VarlinkError) -> Bool {
         switch try decode(frame, limits) {
         case .error(let error):
@@ -104,9 +107,11 @@ final class VarlinkClientHandler: ChannelDuplexHandler {
     typealias OutboundIn = OutgoingCall
     typealias OutboundOut = ByteBuffer
 
-    private var splitter: VarlinkFrameSplitter
+    // Used on the event loop only, and no access spans a call that could reach them again: the run-time
+    // exclusivity checks (8 per reply frame) would never find a conflict.
+    @exclusivity(unchecked) private var splitter: VarlinkFrameSplitter
     private let limits: JSONLimits
-    private var waiting = CircularBuffer<ReplyTarget>()
+    @exclusivity(unchecked) private var waiting = CircularBuffer<ReplyTarget>()
     private var encodeBuffer: [UInt8] = []
     private var closed = false
 

@@ -123,7 +123,11 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
     }
 
     /// Sends the current value (once known) and every change to `observer`, on the property's queue.
+    ///
+    /// Inlinable: an observer made where `Value` is known (a `<~` binding, say) takes each value in code specialized
+    /// for it, with no look-up of `Event<Value>`'s metadata per change.
     @discardableResult
+    @inlinable
     public func observe(with observer: @escaping (Event<Value>) -> Void) -> any Disposable {
         observeDeliveries { event in
             switch event {
@@ -167,7 +171,8 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
 
     /// Registers `observer` for deliveries, starting the watch for the first observer. The latest delivery is
     /// sent first; everything runs on ``queue``.
-    func observeDeliveries(_ observer: @escaping (Event<Delivery>) -> Void) -> any Disposable {
+    @usableFromInline
+    func observeDeliveries(_ observer: @escaping (Event<RemoteDelivery>) -> Void) -> any Disposable {
         if let keyError {
             report(keyError)
             observer(.completed)
@@ -284,9 +289,10 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
 /// `Value`, and there every generic type built on `Value` (a `Result`, this struct, the events of the subject that
 /// carries it, the state under the lock) cost a look-up of its type metadata for every change, about 20 of them.
 /// The value travels as `any Sendable` and is cast back to `Value` where an observer takes it.
+@usableFromInline
 struct RemoteDelivery: Sendable {
     /// The decoded value; `nil` when it did not decode.
-    var value: (any Sendable)?
+    @usableFromInline var value: (any Sendable)?
     var error: BeaconError?
     var snapshot: RemoteSnapshot
 

@@ -77,7 +77,11 @@ public struct BindingTarget<Value>: BindableProtocol {
 extension Property: BindableProtocol {
     /// Sets this property to each value of `signal`. The property is held weakly; the binding ends
     /// when the property is deallocated (it is a ``BindingOwner``).
+    ///
+    /// Inlinable, as are `<~` and `~>`: a binding made where the value's type is known runs specialized
+    /// code for every value, instead of looking up the generic types' metadata at each step.
     @discardableResult
+    @inlinable
     public func bind(signal: Signal<Value>) -> any Disposable {
         let binding = SerialDisposable()
         binding.inner = signal.observe { [weak self] event in

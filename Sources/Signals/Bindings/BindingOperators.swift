@@ -11,6 +11,7 @@ infix operator <~ : BindingPrecedence
 
 /// Binds `source` to `target`; see ``BindableProtocol/bind(signal:)``.
 @discardableResult
+@inlinable
 public func <~ <Target: BindableProtocol, Source: SignalProtocol>(
     target: Target,
     source: Source
@@ -20,6 +21,7 @@ public func <~ <Target: BindableProtocol, Source: SignalProtocol>(
 
 /// Binds a signal of values to a target of optional values.
 @discardableResult
+@inlinable
 public func <~ <Target: BindableProtocol, Source: SignalProtocol>(
     target: Target,
     source: Source
@@ -29,6 +31,7 @@ public func <~ <Target: BindableProtocol, Source: SignalProtocol>(
 
 /// Binds `source` to `target`; the mirror image of `<~`.
 @discardableResult
+@inlinable
 public func ~> <Source: SignalProtocol, Target: BindableProtocol>(
     source: Source,
     target: Target
@@ -48,6 +51,7 @@ public func ~> <Source: SignalProtocol>(
 extension SignalProtocol {
     /// Binds this signal to `target`.
     @discardableResult
+    @inlinable
     public func bind<Target: BindableProtocol>(to target: Target) -> any Disposable
     where Target.Element == Element {
         target.bind(signal: toSignal())

@@ -43,6 +43,7 @@ extension SignalProtocol {
     }
 
     /// This signal as a ``Signal``, hiding the concrete type.
+    @inlinable
     public func toSignal() -> Signal<Element> {
         if let signal = self as? Signal<Element> { return signal }
         return Signal { observer in self.observe(with: observer) }
