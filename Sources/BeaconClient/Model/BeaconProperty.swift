@@ -198,28 +198,6 @@ public struct BeaconNotification: Sendable, Hashable {
 
 /// Converts between Swift values and JSON values, with the client's errors.
 enum ValueCoding {
-    /// The common scalar types read straight from the value, without a JSON decoder (which allocates several
-    /// objects per value); `nil` leaves the value to the decoder, which also reports what does not fit.
-    @inline(__always)
-    static func scalar<T>(_ json: JSONValue, as type: T.Type) -> T? {
-        // Each cast follows a check that T is that very type; casting with `as?` would ask the runtime instead.
-        switch json {
-        case .int(let number):
-            if T.self == Int.self { return Int(exactly: number).map { unsafeBitCast($0, to: T.self) } }
-            if T.self == Int64.self { return unsafeBitCast(number, to: T.self) }
-            if T.self == Double.self { return Double(exactly: number).map { unsafeBitCast($0, to: T.self) } }
-        case .double(let number):
-            if T.self == Double.self { return unsafeBitCast(number, to: T.self) }
-        case .bool(let flag):
-            if T.self == Bool.self { return unsafeBitCast(flag, to: T.self) }
-        case .string(let text):
-            if T.self == String.self { return unsafeBitCast(text, to: T.self) }
-        default:
-            break
-        }
-        return nil
-    }
-
     static func encode<T: Encodable>(_ value: T, key: String) throws(BeaconError) -> JSONValue {
         if let json = value as? JSONValue { return json }
         do {
@@ -235,7 +213,24 @@ enum ValueCoding {
         key: String,
         version: Int64?
     ) throws(BeaconError) -> T {
-        if let value = scalar(json, as: type) { return value }
+        // The common scalar types are read straight from the value, without a JSON decoder (which allocates several
+        // objects per value); what does not fit is left to the decoder, which reports it. Each cast follows a check
+        // that T is that very type (an `as?` would ask the runtime), and returns at once: this runs unspecialized for
+        // `T`, where a `T?` in between cost a look-up of its type metadata for every value.
+        switch json {
+        case .int(let number):
+            if T.self == Int.self, let integer = Int(exactly: number) { return unsafeBitCast(integer, to: T.self) }
+            if T.self == Int64.self { return unsafeBitCast(number, to: T.self) }
+            if T.self == Double.self, let double = Double(exactly: number) { return unsafeBitCast(double, to: T.self) }
+        case .double(let number):
+            if T.self == Double.self { return unsafeBitCast(number, to: T.self) }
+        case .bool(let flag):
+            if T.self == Bool.self { return unsafeBitCast(flag, to: T.self) }
+        case .string(let text):
+            if T.self == String.self { return unsafeBitCast(text, to: T.self) }
+        default:
+            break
+        }
         if T.self == JSONValue.self { return unsafeBitCast(json, to: T.self) }
         do {
             return try json.decode(type)
