@@ -42,6 +42,16 @@ struct JSONParsingTests {
         #expect(value["b"]?["c"] == .array([]))
     }
 
+    /// The four whitespace bytes, alone and mixed, before and after every token.
+    @Test func whitespaceAroundEveryToken() throws {
+        for space in [" ", "\t", "\n", "\r", " \t\n\r"] {
+            let text =
+                ["{", "\"a\"", ":", "[", "1", ",", "true", "]", ",", "\"b\"", ":", "null", "}"]
+                .map { space + $0 }.joined() + space
+            #expect(try JSONValue(parsing: text) == ["a": [1, true], "b": .null])
+        }
+    }
+
     @Test func duplicateMembersKeepTheLast() throws {
         #expect(try JSONValue(parsing: #"{"a":1,"a":2}"#) == ["a": 2])
     }
@@ -91,6 +101,10 @@ struct JSONParsingTests {
         (#""\ud800\u0041""#, .invalidUTF8, 7),
         (#""\udc00""#, .invalidUTF8, 1),
         (#""\ud83dx""#, .invalidUTF8, 1),
+        // Bytes below the space that are not JSON whitespace are not skipped where a token may start.
+        ("[\u{1}]", .syntax, 1),
+        ("[1,\u{B}2]", .syntax, 3),
+        ("{\u{C}}", .syntax, 1),
     ])
     func rejects(text: String, kind: JSONError.Kind, offset: Int) {
         // A depth limit above the recursion limit selects the iterative strategy.
