@@ -41,6 +41,19 @@ final class PropertyTable {
         mutating func holds(_ value: [UInt8], ownedBy owner: Int?) -> Bool {
             ephemeralOwner == owner && BeaconBus.sameValue(self.value, value)
         }
+
+        /// Gives the entry a new value, version, time and origin (and no cached Get reply), keeping its owner, its
+        /// store bookkeeping and its cached rule; returns the entry as it was. The previous state is moved out
+        /// whole: copying it for the undo record, then overwriting its fields, cost every Set a dozen reference
+        /// count operations.
+        mutating func replace(value: [UInt8], version: Int64, modifiedUsec: Int64, origin: Origin) -> Entry {
+            var next = Entry(
+                value: value, version: version, modifiedUsec: modifiedUsec, origin: origin,
+                ephemeralOwner: ephemeralOwner, markedEphemeral: markedEphemeral, upsertPosition: upsertPosition,
+                getReply: nil, ruleEpoch: ruleEpoch, rule: rule)
+            swap(&self, &next)
+            return next
+        }
     }
 
     struct Tombstone {
@@ -227,9 +240,11 @@ final class PropertyTable {
         let newVersion = nextVersion()
         let old: [UInt8]?
         if let index {
-            undo.append(Undo(name: name, entry: entries.values[index], tombstone: nil))
-            // Changed in place: the entry is neither copied out nor replaced whole.
-            old = entries.values[index].value
+            // Changed in place, through the dictionary's values: the entry is not looked up again.
+            let previous = entries.values[index].replace(
+                value: value, version: newVersion, modifiedUsec: now, origin: origin)
+            old = previous.value
+            undo.append(Undo(name: name, entry: previous, tombstone: nil))
             update(
                 &entries.values[index], existed: true, name: name, value: value, version: newVersion, now: now,
                 ephemeralOwner: ephemeralOwner, origin: origin)
@@ -252,8 +267,8 @@ final class PropertyTable {
         return ChangeEvent(key: key, value: value, old: old, version: newVersion, origin: origin)
     }
 
-    /// Gives `entry` its new value and owner, and queues the store writes that follow; `existed` tells whether the
-    /// entry was stored before this change. Touches no other entry.
+    /// Gives `entry`, which already holds its new value, its new owner, and queues the store writes that follow;
+    /// `existed` tells whether the entry was stored before this change. Touches no other entry.
     private func update(
         _ entry: inout Entry,
         existed: Bool,
@@ -291,13 +306,6 @@ final class PropertyTable {
                 StoredProperty(key: name, value: value, version: version, modifiedUsec: now, origin: origin),
                 replacing: entry.upsertPosition
             )
-        }
-        if existed {
-            entry.value = value
-            entry.version = version
-            entry.modifiedUsec = now
-            entry.origin = origin
-            entry.getReply = nil
         }
     }
 
