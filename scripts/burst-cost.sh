@@ -24,8 +24,8 @@ WORK=$(mktemp -d /tmp/beacon-burst.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 TICKS=$(getconf CLK_TCK)
 
-# stat PID: minor faults and CPU ticks (user + system) of the process.
-stat() { awk '{print $10, $14 + $15}' "/proc/$1/stat"; }
+# counters PID: minor faults and CPU ticks (user + system) of the process.
+counters() { awk '{print $10, $14 + $15}' "/proc/$1/stat"; }
 
 # round BEACOND: one fresh daemon, RUNS benchmark runs; appends "rate cpu-ms-per-1000 faults-per-1000" lines to the
 # build's results and prints the round.
@@ -43,9 +43,9 @@ round() {
 	local line=""
 	for _ in $(seq "$RUNS"); do
 		local before after rate
-		read -r -a before <<<"$(stat "$daemon")"
+		read -r -a before <<<"$(counters "$daemon")"
 		rate=$("$BENCH" "$socket" setwatch "$N" 1000 "${MODE[@]}" | awk -F'|' '/received\/s/ {printf "%d", $5}')
-		read -r -a after <<<"$(stat "$daemon")"
+		read -r -a after <<<"$(counters "$daemon")"
 		local faults=$(((after[0] - before[0]) * 1000 / N))
 		local cpu
 		cpu=$(awk -v t="$((after[1] - before[1]))" -v hz="$TICKS" -v n="$N" 'BEGIN {printf "%.2f", t * 1000 / hz * 1000 / n}')
@@ -58,7 +58,7 @@ round() {
 }
 
 echo "# burst cost: setwatch $N 1000 ${MODE[*]}, $ROUNDS rounds of $RUNS runs, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
-for r in $(seq "$ROUNDS"); do
+for _ in $(seq "$ROUNDS"); do
 	i=0
 	for beacond in "$@"; do
 		i=$((i + 1))
