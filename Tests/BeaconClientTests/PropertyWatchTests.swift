@@ -60,6 +60,13 @@ struct PropertyWatchTests {
         #expect(batch.changes[1].value == 3)
     }
 
+    @Test("a watch asks for origins unless told not to")
+    func originParameter() {
+        #expect(PropertyWatch(patterns: ["a"], initial: false, old: false).parameters()["origin"] == nil)
+        let lean = PropertyWatch(patterns: ["a"], initial: false, old: false, origin: false)
+        #expect(lean.parameters()["origin"] == false)
+    }
+
     @Test("a daemon whose version went back is asked for every value again")
     func versionWentBack() throws {
         let watch = PropertyWatch(patterns: ["**"], initial: false, old: false)

@@ -47,6 +47,40 @@ struct WatchTests {
         #expect(versions == versions.sorted())
     }
 
+    @Test("Watch with origin false leaves the origin out of initial, replayed and live changes, and only for it")
+    func withoutOrigin() throws {
+        let daemon = try TestDaemon()
+        let writer = try daemon.connect()
+        let since = try writer.set("o.a", 1)
+        try writer.set("o.b", 2)
+
+        let lean = try daemon.connect()
+        let first = try lean.call(
+            "io.beacon.Properties.Watch", ["patterns": ["o.*"], "initial": true, "origin": false], more: true)
+        #expect(first["changes"]?.elements.count == 2)
+        #expect(first["changes"]?.elements.allSatisfy { $0["origin"] == nil && $0["version"] != nil } == true)
+        let replay = try daemon.connect()
+        let replayed = try replay.call(
+            "io.beacon.Properties.Watch", ["patterns": ["o.*"], "since": .int(since), "origin": false], more: true)
+        #expect(replayed["changes"]?.elements.map { $0["key"]?.stringValue } == ["o.b"])
+        #expect(replayed["changes"]?.elements.first?["origin"] == nil)
+        let full = try daemon.connect()
+        _ = try full.call("io.beacon.Properties.Watch", ["patterns": ["o.*"], "old": true], more: true)
+
+        try writer.set("o.a", 3)
+        _ = try writer.parameters("io.beacon.Properties.Unset", ["key": "o.b"])
+        for watcher in [lean, replay] {
+            let changes = try watcher.receiveItems("changes", count: 2)
+            #expect(changes.map { $0["key"]?.stringValue } == ["o.a", "o.b"])
+            #expect(changes[0]["value"] == 3 && changes[0]["deleted"] == false && changes[0]["origin"] == nil)
+            #expect(changes[1]["deleted"] == true && changes[1]["origin"] == nil)
+        }
+        // The same tick's changes for a watcher that asked for origins (and old values) still carry them.
+        let changes = try full.receiveItems("changes", count: 2)
+        #expect(changes.allSatisfy { $0["origin"]?["pid"]?.intValue == testPID })
+        #expect(changes[0]["old"] == 1)
+    }
+
     @Test("Watch without initial starts with an empty list and the current version")
     func firstReplyWithoutInitial() throws {
         let daemon = try TestDaemon()

@@ -142,14 +142,20 @@ public struct PropertyChange: Sendable, Hashable {
     }
 
     /// A change as a Watch reply's frame holds it.
-    init(_ change: WatchReplyFrame.Change) {
+    /// Fields are moved from the frame's change one by one (each reply builds one per change).
+    init(_ change: consuming WatchReplyFrame.Change) {
+        key = change.key
         // JSONValue is ExpressibleByNilLiteral: spell out the absent value, which a bare `nil` would not be here.
-        let value: JSONValue? = change.deleted ? Optional<JSONValue>.none : .some(change.value ?? .null)
-        self.init(
-            key: change.key, value: value, old: change.old, version: change.version, deleted: change.deleted,
-            origin: change.origin.map {
-                BeaconOrigin(uid: $0.uid, pid: $0.pid, command: $0.command, machine: $0.machine)
-            })
+        value = change.deleted ? Optional<JSONValue>.none : .some(change.value ?? .null)
+        old = change.old
+        version = change.version
+        deleted = change.deleted
+        if let origin = change.origin {
+            self.origin = BeaconOrigin(
+                uid: origin.uid, pid: origin.pid, command: origin.command, machine: origin.machine)
+        } else {
+            origin = nil
+        }
         isDefault = change.isDefault
         isLocked = change.isLocked
     }

@@ -226,7 +226,8 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
     }
 
     private func runWatch(session: Int) async {
-        let watch = PropertyWatch(patterns: [key], initial: true, old: false)
+        // A remote property reads only values: its changes come without their origin.
+        let watch = PropertyWatch(patterns: [key], initial: true, old: false, origin: false)
         let key = self.key
         let error = await watch.run(on: client) { batch in
             var snapshot: RemoteSnapshot?

@@ -73,12 +73,15 @@ final class PropertyWatch: Sendable {
     let patterns: [String]
     let initial: Bool
     let old: Bool
+    /// Changes carry their origin; a watch that only follows values asks the daemon to leave it out.
+    let origin: Bool
     private let state = Mutex(State())
 
-    init(patterns: [String], initial: Bool, old: Bool) {
+    init(patterns: [String], initial: Bool, old: Bool, origin: Bool = true) {
         self.patterns = patterns
         self.initial = initial
         self.old = old
+        self.origin = origin
     }
 
     /// The parameters of the next `Watch` call; `followsSession` when the session's activity suspends the watch
@@ -86,6 +89,7 @@ final class PropertyWatch: Sendable {
     func parameters(followsSession: Bool = false) -> [String: JSONValue] {
         var parameters: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
         if old { parameters["old"] = true }
+        if !origin { parameters["origin"] = false }
         // While suspended, a watch keeps the latest change of each key: what a property needs to be right on resume.
         parameters["whileSuspended"] = .string(BeaconClient.SuspensionBehavior.coalesce.rawValue)
         if followsSession { parameters["suspendWhileInactive"] = true }
@@ -166,15 +170,18 @@ extension BeaconClient {
     /// - Parameters:
     ///   - initial: the first batch holds the current value of every matching key.
     ///   - old: changes carry the previous value.
+    ///   - origin: changes carry who made them (``PropertyChange/origin``); `false` leaves it out, which makes
+    ///     every change shorter to send and to read.
     /// The sequence throws when the daemon refuses the watch (``BeaconError/Code/invalidPattern``, ...); ending
     /// the iteration closes the watch.
     public func watch(
         _ patterns: [String],
         initial: Bool = false,
-        old: Bool = false
+        old: Bool = false,
+        origin: Bool = true
     ) -> AsyncThrowingStream<PropertyWatchBatch, any Error> {
         let (output, continuation) = AsyncThrowingStream.makeStream(of: PropertyWatchBatch.self)
-        let watch = PropertyWatch(patterns: patterns, initial: initial, old: old)
+        let watch = PropertyWatch(patterns: patterns, initial: initial, old: old, origin: origin)
         let task = Task {
             let error = await watch.run(on: self) { batch in continuation.yield(batch) }
             continuation.finish(throwing: error)

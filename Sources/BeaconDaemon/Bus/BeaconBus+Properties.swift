@@ -214,12 +214,13 @@ extension BeaconBus {
         let patterns = try parsePatterns(try parameters.stringArray("patterns"), interface: "io.beacon.Properties")
         let initial = try parameters.bool("initial", default: false)
         let old = try parameters.bool("old", default: false)
+        let origin = try parameters.bool("origin", default: true)
         let since = try parameters.optionalInt("since")
         let current = table.version
         let delivery = try deliveryOptions(parameters)
         let subscription = Subscription(
-            kind: .watch(old: old), patterns: patterns, client: client, start: current, policy: delivery.policy,
-            followsSession: delivery.followsSession)
+            kind: .watch(old: old, origin: origin), patterns: patterns, client: client, start: current,
+            policy: delivery.policy, followsSession: delivery.followsSession)
         func matches(_ key: PropertyKey) -> Bool { patterns.contains { $0.matches(key) } }
         var changes: [ChangeEvent] = []
         var resync = false
@@ -232,8 +233,8 @@ extension BeaconBus {
         try addSubscription(subscription)
         client.connection.sendEncoded { buffer in
             StreamReply.changes(
-                0..<Int32(changes.count), of: changes, includingOld: false, version: current, resync: resync,
-                into: &buffer)
+                0..<Int32(changes.count), of: changes, includingOld: false, includingOrigin: origin, version: current,
+                resync: resync, into: &buffer)
         }
         client.connection.beginStream()
     }

@@ -29,13 +29,13 @@ struct ChangeEvent {
         ChangeEvent(key: key, value: value, old: earlier.old, version: version, origin: origin, flags: flags)
     }
 
-    /// Appends the `Change` object's JSON to `buffer`, with or without the old value.
-    func encode(into buffer: inout [UInt8], includingOld: Bool) {
+    /// Appends the `Change` object's JSON to `buffer`, with or without the old value and the origin.
+    func encode(into buffer: inout [UInt8], includingOld: Bool, includingOrigin: Bool = true) {
         let old = includingOld ? self.old : nil
         let size =
             key.rawValue.utf8.count + (value.map { $0.count + 10 } ?? 1) + (old.map { $0.count + 7 } ?? 0)
-            + JSONWriter.decimalLength(version) + (value == nil ? 44 : 45) + origin.encodedJSON.count + 1
-            + (flags.isEmpty ? 0 : 30)
+            + JSONWriter.decimalLength(version) + (value == nil ? 44 : 45)
+            + (includingOrigin ? origin.encodedJSON.count : 0) + 1 + (flags.isEmpty ? 0 : 30)
         JSONWriter.append(count: size, to: &buffer) { out in
             // Keys are made of [A-Za-z0-9_.-]: nothing to escape.
             out.write("{\"key\":\"")
@@ -52,8 +52,12 @@ struct ChangeEvent {
             }
             out.write(",\"version\":")
             out.write(int: version)
-            out.write(value == nil ? ",\"deleted\":true,\"origin\":" : ",\"deleted\":false,\"origin\":")
-            out.write(origin.encodedJSON)
+            if includingOrigin {
+                out.write(value == nil ? ",\"deleted\":true,\"origin\":" : ",\"deleted\":false,\"origin\":")
+                out.write(origin.encodedJSON)
+            } else {
+                out.write(value == nil ? ",\"deleted\":true" : ",\"deleted\":false")
+            }
             if !flags.isEmpty {
                 if flags.contains(.isDefault) { out.write(",\"default\":true") }
                 if flags.contains(.locked) { out.write(",\"locked\":true") }
@@ -108,11 +112,12 @@ struct NotificationEvent {
 /// Encodes the streamed replies of Watch and Observe.
 enum StreamReply {
     /// `{"parameters":{"changes":[…],"version":V,…},"continues":true}` and the NUL, for the changes at `positions`
-    /// of `events`, each with or without its old value.
+    /// of `events`, each with or without its old value and its origin.
     static func changes(
         _ positions: some Sequence<Int32>,
         of events: [ChangeEvent],
         includingOld: Bool,
+        includingOrigin: Bool = true,
         version: Int64,
         resync: Bool = false,
         overflow: Int = 0,
@@ -123,7 +128,7 @@ enum StreamReply {
         for position in positions {
             if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
-            events[Int(position)].encode(into: &buffer, includingOld: includingOld)
+            events[Int(position)].encode(into: &buffer, includingOld: includingOld, includingOrigin: includingOrigin)
         }
         JSONWriter.appendASCII("],\"version\":", to: &buffer)
         JSONWriter.appendInt(version, to: &buffer)

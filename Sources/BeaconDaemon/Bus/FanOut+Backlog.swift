@@ -43,15 +43,15 @@ extension FanOut {
         guard !connection.isClosed else { return }
         let overflow = subscription.overflow
         switch subscription.kind {
-        case .watch(let old):
+        case .watch(let old, let origin):
             guard !subscription.backlog.isEmpty else { return }
             let events = subscription.backlog.values.sorted { $0.version < $1.version }
             subscription.backlog.removeAll()
             subscription.overflow = 0
             connection.sendEncoded { buffer in
                 StreamReply.changes(
-                    0..<Int32(events.count), of: events, includingOld: old, version: events.last?.version ?? version,
-                    overflow: overflow, into: &buffer)
+                    0..<Int32(events.count), of: events, includingOld: old, includingOrigin: origin,
+                    version: events.last?.version ?? version, overflow: overflow, into: &buffer)
             }
         case .observe:
             guard overflow > 0 else { return }

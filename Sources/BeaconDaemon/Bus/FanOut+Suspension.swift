@@ -153,7 +153,7 @@ extension FanOut {
     func resumeDelivery(of subscription: Subscription) {
         guard !isSuspended(subscription), !subscription.client.connection.isClosed else { return }
         switch subscription.kind {
-        case .watch(let old):
+        case .watch(let old, let origin):
             var changes = subscription.held.changes
             changes.append(contentsOf: subscription.held.latestChange.values)
             changes.sort { $0.version < $1.version }
@@ -171,8 +171,8 @@ extension FanOut {
             let version = changes.last?.version ?? 0
             sendStreamReply(to: subscription) { buffer in
                 StreamReply.changes(
-                    0..<Int32(changes.count), of: changes, includingOld: old, version: version, overflow: overflow,
-                    into: &buffer)
+                    0..<Int32(changes.count), of: changes, includingOld: old, includingOrigin: origin, version: version,
+                    overflow: overflow, into: &buffer)
             }
         case .observe:
             let kept = takeNotifications(of: subscription)

@@ -220,11 +220,12 @@ final class FanOut {
     private func encodeSelection(_ subscription: Subscription, overflow: Int, into buffer: inout [UInt8]) {
         let selection = subscription.selection
         switch subscription.kind {
-        case .watch(let old):
+        case .watch(let old, let origin):
             StreamReply.changes(
                 selection,
                 of: publishingChanges,
                 includingOld: old,
+                includingOrigin: origin,
                 version: selection.last.map { publishingChanges[Int($0)].version } ?? 0,
                 overflow: overflow,
                 into: &buffer

@@ -21,7 +21,8 @@ package final class BusClient {
 /// A running Watch or Observe call.
 final class Subscription {
     enum Kind: Hashable {
-        case watch(old: Bool)
+        /// `old`: changes carry their previous value; `origin`: changes carry who made them.
+        case watch(old: Bool, origin: Bool)
         case observe
     }
 
@@ -80,7 +81,7 @@ final class Subscription {
     }
 
     var includesOld: Bool {
-        if case .watch(let old) = kind { return old }
+        if case .watch(let old, _) = kind { return old }
         return false
     }
 

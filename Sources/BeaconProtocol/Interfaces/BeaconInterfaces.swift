@@ -137,8 +137,8 @@ public enum BeaconInterfaces {
             # True when the key no longer has any value: deleted by Unset or by its ephemeral owner going
             # away, with no default to fall back to.
             deleted: bool,
-            # Who made the change.
-            origin: Origin,
+            # Who made the change; absent when Watch was called with origin set to false.
+            origin: ?Origin,
             # Present and true when value is the key's default.
             default: ?bool,
             # Present and true when a lockdown file locks the key (Get tells which).
@@ -199,6 +199,7 @@ public enum BeaconInterfaces {
             patterns: []string,
             initial: ?bool,
             old: ?bool,
+            origin: ?bool,
             since: ?int,
             whileSuspended: ?string,
             suspendWhileInactive: ?bool

@@ -35,7 +35,7 @@ package struct WatchReplyFrame {
     package init(
         parsing frame: UnsafeRawBufferPointer,
         limits: JSONLimits,
-        change: (Change) -> Void
+        change: (consuming Change) -> Void
     ) throws(VarlinkError) {
         var parser = try Self.json { () throws(JSONError) in try JSONParser(frame, limits: limits) }
         try Self.json { () throws(JSONError) in try parser.beginObject(depth: 0) }
@@ -51,7 +51,7 @@ package struct WatchReplyFrame {
             if name.is("parameters") {
                 try readParameters(&parser, change)
             } else if name.is("continues") {
-                continues = try Self.value(&parser, depth: 1).boolValue ?? false
+                continues = try Self.json { () throws(JSONError) in try parser.parseBool(depth: 1) } ?? false
             } else {
                 _ = try Self.value(&parser, depth: 1)
             }
@@ -77,7 +77,7 @@ package struct WatchReplyFrame {
 
     private mutating func readParameters(
         _ parser: inout JSONParser,
-        _ change: (Change) -> Void
+        _ change: (consuming Change) -> Void
     ) throws(VarlinkError) {
         try Self.json { () throws(JSONError) in try parser.beginObject(depth: 1) }
         var first = true
@@ -91,7 +91,7 @@ package struct WatchReplyFrame {
             } else if name.is("version") {
                 version = try Self.integer(&parser, depth: 2, "version")
             } else if name.is("resync") {
-                resync = try Self.value(&parser, depth: 2).boolValue ?? false
+                resync = try Self.bool(&parser, depth: 2)
             } else if name.is("overflow") {
                 overflow = try Self.integer(&parser, depth: 2, "overflow")
             } else {
@@ -106,8 +106,9 @@ package struct WatchReplyFrame {
         try json { () throws(JSONError) in try parser.beginObject(depth: 2) }
         var first = true
         while let name = try json({ () throws(JSONError) in try parser.nextMemberName(first: &first) }) {
+            // In the order the daemon writes them.
             if name.is("key") {
-                guard case .string(let key) = try value(&parser, depth: 3) else {
+                guard let key = try json({ () throws(JSONError) in try parser.parseStringValue(depth: 3) }) else {
                     throw VarlinkError.protocolError("a change's \"key\" is not a string")
                 }
                 change.key = key
@@ -117,15 +118,15 @@ package struct WatchReplyFrame {
             } else if name.is("version") {
                 change.version = try integer(&parser, depth: 3, "version")
             } else if name.is("deleted") {
-                change.deleted = try value(&parser, depth: 3).boolValue ?? false
-            } else if name.is("default") {
-                change.isDefault = try value(&parser, depth: 3).boolValue ?? false
-            } else if name.is("locked") {
-                change.isLocked = try value(&parser, depth: 3).boolValue ?? false
+                change.deleted = try bool(&parser, depth: 3)
             } else if name.is("origin") {
                 change.origin = try readOrigin(&parser)
             } else if name.is("old") {
                 change.old = try value(&parser, depth: 3)
+            } else if name.is("default") {
+                change.isDefault = try bool(&parser, depth: 3)
+            } else if name.is("locked") {
+                change.isLocked = try bool(&parser, depth: 3)
             } else {
                 _ = try value(&parser, depth: 3)
             }
@@ -148,9 +149,9 @@ package struct WatchReplyFrame {
             } else if name.is("pid") {
                 origin.pid = try integer(&parser, depth: 4, "pid")
             } else if name.is("command") {
-                origin.command = try value(&parser, depth: 4).stringValue
+                origin.command = try json { () throws(JSONError) in try parser.parseStringValue(depth: 4) }
             } else if name.is("machine") {
-                origin.machine = try value(&parser, depth: 4).stringValue
+                origin.machine = try json { () throws(JSONError) in try parser.parseStringValue(depth: 4) }
             } else {
                 _ = try value(&parser, depth: 4)
             }
@@ -158,8 +159,15 @@ package struct WatchReplyFrame {
         return origin
     }
 
-    private static func integer(_ parser: inout JSONParser, depth: Int, _ what: String) throws(VarlinkError) -> Int64 {
-        guard let number = try value(&parser, depth: depth).intValue else {
+    /// A boolean member; any other value counts as `false`.
+    private static func bool(_ parser: inout JSONParser, depth: Int) throws(VarlinkError) -> Bool {
+        try json { () throws(JSONError) in try parser.parseBool(depth: depth) } ?? false
+    }
+
+    private static func integer(
+        _ parser: inout JSONParser, depth: Int, _ what: StaticString
+    ) throws(VarlinkError) -> Int64 {
+        guard let number = try json({ () throws(JSONError) in try parser.parseInteger(depth: depth) }) else {
             throw VarlinkError.protocolError("\"\(what)\" is not an integer")
         }
         return number

@@ -86,6 +86,7 @@ struct JSONParser {
     }
 
     /// Skips whitespace and consumes `byte`, or throws naming `what` was expected.
+    @inline(__always)
     mutating func expect(_ byte: UInt8, _ what: StaticString) throws(JSONError) {
         let next = try peekSignificant()
         guard next == byte else { throw unexpected(at: position, expected: what) }
@@ -641,6 +642,41 @@ extension JSONParser {
             return MemberName(raw: UnsafeBufferPointer(start: base + start, count: index - start), decoded: nil)
         }
         return MemberName(raw: nil, decoded: try parseMemberName())
+    }
+
+    /// The next value, when it is an integer; `nil` (with the value skipped) when it is any other value. The same
+    /// as `parseValue(depth:).intValue`, without building the ``JSONValue``.
+    mutating func parseInteger(depth: Int) throws(JSONError) -> Int64? {
+        let byte = try peekSignificant()
+        guard byte == UInt8(ascii: "-") || byte &- UInt8(ascii: "0") < 10 else {
+            _ = try parseValue(depth: depth)
+            return nil
+        }
+        return try parseNumber().intValue
+    }
+
+    /// The next value, when it is `true` or `false`; `nil` (with the value skipped) when it is any other value.
+    mutating func parseBool(depth: Int) throws(JSONError) -> Bool? {
+        switch try peekSignificant() {
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return true
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return false
+        default:
+            _ = try parseValue(depth: depth)
+            return nil
+        }
+    }
+
+    /// The next value, when it is a string; `nil` (with the value skipped) when it is any other value.
+    mutating func parseStringValue(depth: Int) throws(JSONError) -> String? {
+        guard try peekSignificant() == UInt8(ascii: "\"") else {
+            _ = try parseValue(depth: depth)
+            return nil
+        }
+        return try parseString()
     }
 
     /// Whether another element follows in an array opened with ``beginArray(depth:)`` (the caller then parses
