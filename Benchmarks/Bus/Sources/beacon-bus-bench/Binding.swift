@@ -147,8 +147,9 @@ struct BindFixture {
 }
 
 /// `<~` latency beside raw Watch latency, in one run: blocks of `block` Sets measured each way in turn, `rounds`
-/// times. A raw block reads a Watch stream on its own connection; a binding block waits for the value in a local
-/// `Property` bound with `local <~ client.property(...)`. Nothing else watches the key during a block.
+/// times. A raw block reads a Watch stream on its own connection (asking, as a remote property does, for changes
+/// without their origin); a binding block waits for the value in a local `Property` bound with
+/// `local <~ client.property(...)`. Nothing else watches the key during a block.
 func benchBind(_ path: String, _ block: Int, _ rounds: Int) {
     var fixture = BindFixture(path)
     let arrival = fixture.arrival
@@ -160,8 +161,9 @@ func benchBind(_ path: String, _ block: Int, _ rounds: Int) {
     let valueTag = Array("\"value\":".utf8)
     for _ in 0..<rounds {
         var watch = Connection(path: path)
+        // The same changes a remote property asks for: without their origin.
         let call = VarlinkCall(
-            method: "io.beacon.Properties.Watch", parameters: ["patterns": ["bench.bind"]], more: true)
+            method: "io.beacon.Properties.Watch", parameters: ["patterns": ["bench.bind"], "origin": false], more: true)
         _ = watch.call(encode(call), "Watch")
         for _ in 0..<block {
             value += 1
