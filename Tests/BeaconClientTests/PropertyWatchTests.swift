@@ -133,4 +133,58 @@ struct PropertyWatchTests {
             #expect(throws: VarlinkError.self, "\(text)") { _ = try decode(text) }
         }
     }
+
+    /// `changes` and `version` as a key watch of `key` reads them.
+    private func keyReply(_ key: String, _ changes: [JSONValue], version: Int64, resync: Bool = false) throws
+        -> KeyWatchReply
+    {
+        var parameters: [String: JSONValue] = ["changes": .array(changes), "version": .int(version)]
+        if resync { parameters["resync"] = true }
+        let text = VarlinkReply(parameters: parameters, continues: true).description
+        let decoded = try Array(text.utf8).withUnsafeBytes { frame in
+            try KeyWatchReply.decoder(for: key)(frame, .default)
+        }
+        guard case .reply(let reply, continues: true) = decoded else {
+            Issue.record("not a continued reply")
+            throw BeaconError.invalidReply("not a continued reply")
+        }
+        return reply
+    }
+
+    @Test("a key watch keeps the key's last change in a reply, a deletion as no value, and ignores other keys")
+    func keyWatchReply() throws {
+        let set = try keyReply("a.b", [change("a.b", 1, 4), change("a.bc", 2, 5), change("a.b", 3, 6)], version: 6)
+        #expect(set.latest == RemoteSnapshot(json: 3, keyVersion: 6, version: 6))
+        #expect(set.version == 6 && !set.resync)
+        let deleted = try keyReply("a.b", [change("a.b", nil, 7)], version: 7)
+        #expect(deleted.latest == RemoteSnapshot(json: nil, keyVersion: 0, version: 7))
+        #expect(deleted.latest?.json == Optional<JSONValue>.none)
+        let null = try keyReply("a.b", [change("a.b", .null, 8)], version: 8)
+        #expect(null.latest?.json == .some(.null))
+        #expect(try keyReply("a.b", [change("a.bc", 1, 9)], version: 9).latest == nil)
+        let error = try Array(#"{"error":"io.beacon.Properties.InvalidPattern","parameters":{}}"#.utf8).withUnsafeBytes
+        {
+            try KeyWatchReply.decoder(for: "a.b")($0, .default)
+        }
+        guard case .error(let varlinkError) = error else {
+            Issue.record("an error reply not read as one")
+            return
+        }
+        #expect(varlinkError.name == "io.beacon.Properties.InvalidPattern")
+    }
+
+    @Test("a key watch's bookkeeping: the first reply is a snapshot, a version gone back asks again with initial")
+    func keyWatchBookkeeping() throws {
+        let watch = PropertyWatch(patterns: ["a.b"], initial: true, old: false, origin: false)
+        #expect(watch.isSnapshot(try keyReply("a.b", [], version: 5), first: true) == true)
+        #expect(watch.isSnapshot(try keyReply("a.b", [change("a.b", 1, 6)], version: 6), first: false) == false)
+        #expect(watch.parameters()["since"] == 6)
+        // Resumed after a reconnection: not a snapshot, unless the daemon says it resynchronised.
+        #expect(watch.isSnapshot(try keyReply("a.b", [], version: 6), first: true) == false)
+        #expect(watch.isSnapshot(try keyReply("a.b", [], version: 7, resync: true), first: true) == true)
+        // The daemon's version went back: subscribe again, asking for every value; that reply is a snapshot.
+        #expect(watch.isSnapshot(try keyReply("a.b", [], version: 2), first: true) == nil)
+        #expect(watch.parameters()["initial"] == true)
+        #expect(watch.isSnapshot(try keyReply("a.b", [], version: 2), first: true) == true)
+    }
 }

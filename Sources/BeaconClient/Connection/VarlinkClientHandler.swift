@@ -53,6 +53,7 @@ final class StreamSubscription<Reply: Sendable>: StreamReceiver {
     // Reached through `any StreamReceiver`, so unspecialized, where `DecodedReply<Reply>` and `StreamEvent<Reply>`
     // cost a look-up of their metadata per frame; a property watch's replies take the specialized path.
     @_specialize(where Reply == WatchReply)
+    @_specialize(where Reply == KeyWatchReply)
     func receive(frame: UnsafeRawBufferPointer, limits: JSONLimits) throws(VarlinkError) -> Bool {
         switch try decode(frame, limits) {
         case .error(let error):

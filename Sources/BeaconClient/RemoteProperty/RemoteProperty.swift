@@ -228,20 +228,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
     private func runWatch(session: Int) async {
         // A remote property reads only values: its changes come without their origin.
         let watch = PropertyWatch(patterns: [key], initial: true, old: false, origin: false)
-        let key = self.key
-        let error = await watch.run(on: client) { batch in
-            var snapshot: RemoteSnapshot?
-            if batch.isSnapshot {
-                snapshot = RemoteSnapshot(json: nil, keyVersion: 0, version: batch.version)
-            }
-            for change in batch.changes where change.key == key {
-                snapshot = RemoteSnapshot(
-                    json: change.deleted ? Optional<JSONValue>.none : change.value,
-                    keyVersion: change.deleted ? 0 : change.version,
-                    version: change.version)
-            }
-            if let snapshot { self.deliver(snapshot, session: session) }
-        }
+        let error = await watch.runKey(on: client) { snapshot in self.deliver(snapshot, session: session) }
         if let error, !Task.isCancelled {
             // Closing the client ends every watch; that is no error to report.
             if error.code != .clientClosed { report(error) }

@@ -60,6 +60,35 @@ struct WatchReply: Sendable {
     }
 }
 
+/// A reply of a watch of one exact key (a remote property's), read for that key only: no array of changes, no
+/// ``PropertyChange``, no record of the keys seen. A change delivered this way allocates nothing.
+struct KeyWatchReply: Sendable {
+    /// The key's last change in the reply, as the state it leaves; `nil` when the reply has none.
+    var latest: RemoteSnapshot?
+    var version: Int64
+    var resync: Bool
+
+    /// Reads the replies of a watch of `key`.
+    static func decoder(for key: String) -> StreamSubscription<KeyWatchReply>.Decode {
+        { (frame, limits) throws(VarlinkError) in
+            var latest: RemoteSnapshot?
+            let parsed = try WatchReplyFrame(parsing: frame, limits: limits) { change in
+                guard change.key == key else { return }
+                // JSONValue is ExpressibleByNilLiteral: a bare `nil` would be JSON null here.
+                latest = RemoteSnapshot(
+                    json: change.deleted ? Optional<JSONValue>.none : .some(change.value ?? .null),
+                    keyVersion: change.deleted ? 0 : change.version, version: change.version)
+            }
+            if let error = parsed.error { return .error(error) }
+            guard let version = parsed.version else {
+                throw VarlinkError.protocolError("the Watch reply has no \"version\"")
+            }
+            return .reply(
+                KeyWatchReply(latest: latest, version: version, resync: parsed.resync), continues: parsed.continues)
+        }
+    }
+}
+
 /// The state of a watch that survives reconnections: the last version seen, so that a new subscription asks for
 /// the changes `since` it, and the keys reported so far, so that a resynchronisation can report deletions.
 final class PropertyWatch: Sendable {
@@ -111,21 +140,9 @@ final class PropertyWatch: Sendable {
         let daemonResync = reply.resync
         let overflow = reply.overflow
         return state.withLock { state -> PropertyWatchBatch? in
-            var resync = daemonResync
-            var isSnapshot = daemonResync
             let reconnected = state.lastVersion != nil
-            if first {
-                if state.lastVersion == nil && initial { isSnapshot = true }
-                if let since = state.lastVersion, !state.forceResync, version < since {
-                    state.forceResync = true
-                    return nil
-                }
-                if state.forceResync {
-                    resync = true
-                    isSnapshot = true
-                    state.forceResync = false
-                }
-            }
+            guard let (resync, isSnapshot) = account(&state, version: version, daemonResync: daemonResync, first: first)
+            else { return nil }
             if resync {
                 let present = Set(changes.map(\.key))
                 let gone = state.knownKeys.subtracting(present).sorted()
@@ -135,13 +152,43 @@ final class PropertyWatch: Sendable {
             for change in changes {
                 if change.deleted { state.knownKeys.remove(change.key) } else { state.knownKeys.insert(change.key) }
             }
-            state.lastVersion = max(state.lastVersion ?? 0, version)
             let kind: PropertyWatchBatch.Kind =
                 resync ? .resync : !first ? .changes : reconnected ? .replay : .initial
             return PropertyWatchBatch(
                 kind: kind, changes: changes, version: version, isFirst: first, isSnapshot: isSnapshot,
                 overflow: overflow)
         }
+    }
+
+    /// Whether a key watch's reply holds the key's current state (a reply without a change of the key then says it
+    /// has no value); `nil` when the subscription must be made again, as for ``batch(from:first:)``.
+    func isSnapshot(_ reply: KeyWatchReply, first: Bool) -> Bool? {
+        state.withLock { state in
+            account(&state, version: reply.version, daemonResync: reply.resync, first: first)?.isSnapshot
+        }
+    }
+
+    /// What every reply does to the state: `nil` when the subscription must be made again (the daemon's version
+    /// went back), otherwise whether the reply is a resynchronisation and whether it holds every current value.
+    private func account(
+        _ state: inout State, version: Int64, daemonResync: Bool, first: Bool
+    ) -> (resync: Bool, isSnapshot: Bool)? {
+        var resync = daemonResync
+        var isSnapshot = daemonResync
+        if first {
+            if state.lastVersion == nil && initial { isSnapshot = true }
+            if let since = state.lastVersion, !state.forceResync, version < since {
+                state.forceResync = true
+                return nil
+            }
+            if state.forceResync {
+                resync = true
+                isSnapshot = true
+                state.forceResync = false
+            }
+        }
+        state.lastVersion = max(state.lastVersion ?? 0, version)
+        return (resync, isSnapshot)
     }
 
     /// Runs the watch on `client` until the task is cancelled or the daemon answers with an error, calling
@@ -158,6 +205,27 @@ final class PropertyWatch: Sendable {
         ) { (reply, first) throws(BeaconError) in
             guard let batch = self.batch(from: reply, first: first) else { return .resubscribe }
             deliver(batch)
+            return .proceed
+        }
+    }
+
+    /// ``run(on:deliver:)`` for a watch of the one exact key `patterns[0]`: `deliver` gets the state each reply
+    /// leaves the key in, when the reply says it (a change of the key, or a snapshot without one).
+    func runKey(
+        on client: BeaconClient,
+        deliver: @escaping @Sendable (RemoteSnapshot) -> Void
+    ) async -> BeaconError? {
+        let followsSession = client.options.suspendsWhileSessionInactive
+        let parameters: @Sendable () -> [String: JSONValue] = { self.parameters(followsSession: followsSession) }
+        return await client.runResubscribing(
+            method: Method.watch, parameters: parameters, decode: KeyWatchReply.decoder(for: patterns[0])
+        ) { (reply, first) throws(BeaconError) in
+            guard let isSnapshot = self.isSnapshot(reply, first: first) else { return .resubscribe }
+            if let latest = reply.latest {
+                deliver(latest)
+            } else if isSnapshot {
+                deliver(RemoteSnapshot(json: nil, keyVersion: 0, version: reply.version))
+            }
             return .proceed
         }
     }
