@@ -191,17 +191,21 @@ final class PropertyWatch: Sendable {
         return (resync, isSnapshot)
     }
 
+    /// The parameters of each subscription on `client`: made again at each resubscription, which resumes from the
+    /// last version seen.
+    private func parameters(on client: BeaconClient) -> @Sendable () -> [String: JSONValue] {
+        let followsSession = client.options.suspendsWhileSessionInactive
+        return { self.parameters(followsSession: followsSession) }
+    }
+
     /// Runs the watch on `client` until the task is cancelled or the daemon answers with an error, calling
     /// `deliver` with every batch in order, on the connection's event loop (it must not block).
     func run(
         on client: BeaconClient,
         deliver: @escaping @Sendable (PropertyWatchBatch) -> Void
     ) async -> BeaconError? {
-        let followsSession = client.options.suspendsWhileSessionInactive
-        // Called again at each resubscription, which resumes from the last version seen.
-        let parameters: @Sendable () -> [String: JSONValue] = { self.parameters(followsSession: followsSession) }
-        return await client.runResubscribing(
-            method: Method.watch, parameters: parameters, decode: WatchReply.decode
+        await client.runResubscribing(
+            method: Method.watch, parameters: parameters(on: client), decode: WatchReply.decode
         ) { (reply, first) throws(BeaconError) in
             guard let batch = self.batch(from: reply, first: first) else { return .resubscribe }
             deliver(batch)
@@ -215,10 +219,8 @@ final class PropertyWatch: Sendable {
         on client: BeaconClient,
         deliver: @escaping @Sendable (RemoteSnapshot) -> Void
     ) async -> BeaconError? {
-        let followsSession = client.options.suspendsWhileSessionInactive
-        let parameters: @Sendable () -> [String: JSONValue] = { self.parameters(followsSession: followsSession) }
-        return await client.runResubscribing(
-            method: Method.watch, parameters: parameters, decode: KeyWatchReply.decoder(for: patterns[0])
+        await client.runResubscribing(
+            method: Method.watch, parameters: parameters(on: client), decode: KeyWatchReply.decoder(for: patterns[0])
         ) { (reply, first) throws(BeaconError) in
             guard let isSnapshot = self.isSnapshot(reply, first: first) else { return .resubscribe }
             if let latest = reply.latest {
