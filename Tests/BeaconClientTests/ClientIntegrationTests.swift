@@ -240,6 +240,45 @@ struct ClientIntegrationTests {
         #expect(try await client.value("k.item6", as: Int.self) == 6)
     }
 
+    @Test("a daemon restarted on an empty store: a remote property and a watch follow its new, lower versions")
+    func storeReplaced() async throws {
+        let daemon = try TestDaemon()
+        let client = try await BeaconClient.connect(to: daemon.clientAddress, options: Self.fastReconnect)
+        defer { client.close() }
+        let states = Recorder<BeaconClient.ConnectionState>()
+        let stateObservation = client.connectionState.observeNext { states.append($0) }
+        defer { stateObservation.dispose() }
+        try await states.wait("connected") { $0.last == .connected }
+        let known = KnownState()
+        let watch = Task { for try await batch in client.watch(["k.**"], initial: true) { known.apply(batch) } }
+        defer { watch.cancel() }
+        let counter = client.property("k.counter", as: Int.self, default: 0)
+        let values = Recorder<Int>()
+        let observation = counter.observeNext { values.append($0) }
+        defer { observation.dispose() }
+
+        // Versions well above what the new store will reach.
+        for value in 1...20 { try await client.set("k.counter", to: value) }
+        try await client.set("k.gone", to: 1)
+        try await values.wait("the last counter value") { $0.last == 20 }
+        try await known.wait("the first store's keys") { $0["k.gone"] == 1 && $0["k.counter"] == 20 }
+
+        daemon.kill()
+        try await states.wait("the client to notice") { $0.last == .disconnected }
+        try FileManager.default.removeItem(atPath: daemon.directory + "/state")
+        try daemon.start()
+        let again = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { again.close() }
+        try await again.set("k.counter", to: 7)
+        try await states.wait("the client to reconnect") { $0.last == .connected }
+        try await values.wait("the new store's value") { $0.last == 7 }
+        try await known.wait("the watch's view of the new store") { $0 == ["k.counter": 7] }
+        #expect(known.deleted.contains("k.gone"))
+        // Later changes, at versions the first store had passed long ago, still arrive.
+        try await again.set("k.counter", to: 8)
+        try await values.wait("a later value") { $0.last == 8 }
+    }
+
     @Test("a value that does not decode is reported, not swallowed; a good value afterwards is delivered")
     func decodingErrors() async throws {
         let daemon = try TestDaemon()

@@ -228,7 +228,9 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
     private func runWatch(session: Int) async {
         // A remote property reads only values: its changes come without their origin.
         let watch = PropertyWatch(patterns: [key], initial: true, old: false, origin: false)
-        let error = await watch.runKey(on: client) { snapshot in self.deliver(snapshot, session: session) }
+        let error = await watch.runKey(on: client) { snapshot, restarted in
+            self.deliver(snapshot, session: session, restarted: restarted)
+        }
         if let error, !Task.isCancelled {
             // Closing the client ends every watch; that is no error to report.
             if error.code != .clientClosed { report(error) }
@@ -236,8 +238,9 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
         }
     }
 
-    private func deliver(_ snapshot: RemoteSnapshot, session: Int) {
-        queue.submit(.delivery(snapshot, session: session), run: perform)
+    /// `restarted`: the daemon's versions started again below the ones delivered before.
+    private func deliver(_ snapshot: RemoteSnapshot, session: Int, restarted: Bool) {
+        queue.submit(.delivery(snapshot, session: session, restarted: restarted), run: perform)
     }
 
     /// Runs `work` in order with the deliveries.
@@ -249,7 +252,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
         switch work {
         case .run(let work):
             work()
-        case .delivery(let snapshot, let session):
+        case .delivery(let snapshot, let session, let restarted):
             let delivery: Delivery
             do throws(BeaconError) {
                 delivery = Delivery(value: try decodeValue(snapshot.json, snapshot.version), snapshot: snapshot)
@@ -258,7 +261,9 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
             }
             let current = state.withLock { state -> Bool in
                 guard state.session == session else { return false }
-                if let latest = state.latest, latest.snapshot.version >= delivery.snapshot.version { return false }
+                if !restarted, let latest = state.latest, latest.snapshot.version >= delivery.snapshot.version {
+                    return false
+                }
                 state.latest = delivery
                 if delivery.error == nil { state.lastGood = delivery.value }
                 return true
@@ -309,7 +314,7 @@ struct RemotePropertyState {
 /// runtime.
 enum RemotePropertyWork: Sendable {
     /// A state from the watch of `session`, decoded when its turn comes.
-    case delivery(RemoteSnapshot, session: Int)
+    case delivery(RemoteSnapshot, session: Int, restarted: Bool)
     /// Any other work.
     case run(@Sendable () -> Void)
 }

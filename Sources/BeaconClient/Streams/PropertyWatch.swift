@@ -141,7 +141,9 @@ final class PropertyWatch: Sendable {
         let overflow = reply.overflow
         return state.withLock { state -> PropertyWatchBatch? in
             let reconnected = state.lastVersion != nil
-            guard let (resync, isSnapshot) = account(&state, version: version, daemonResync: daemonResync, first: first)
+            guard
+                let (resync, isSnapshot, _) = account(
+                    &state, version: version, daemonResync: daemonResync, first: first)
             else { return nil }
             if resync {
                 let present = Set(changes.map(\.key))
@@ -160,20 +162,23 @@ final class PropertyWatch: Sendable {
         }
     }
 
-    /// Whether a key watch's reply holds the key's current state (a reply without a change of the key then says it
-    /// has no value); `nil` when the subscription must be made again, as for ``batch(from:first:)``.
-    func isSnapshot(_ reply: KeyWatchReply, first: Bool) -> Bool? {
+    /// What a key watch's reply is: whether it holds the key's current state (a reply without a change of the key
+    /// then says it has no value), and whether the daemon's versions started again below the ones seen before;
+    /// `nil` when the subscription must be made again, as for ``batch(from:first:)``.
+    func account(_ reply: KeyWatchReply, first: Bool) -> (isSnapshot: Bool, restarted: Bool)? {
         state.withLock { state in
-            account(&state, version: reply.version, daemonResync: reply.resync, first: first)?.isSnapshot
+            account(&state, version: reply.version, daemonResync: reply.resync, first: first).map {
+                ($0.isSnapshot, $0.restarted)
+            }
         }
     }
 
     /// What every reply does to the state: `nil` when the subscription must be made again (the daemon's version
-    /// went back), otherwise whether the reply is a resynchronisation and whether it holds every current value.
+    /// went back), otherwise whether the reply is a resynchronisation, whether it holds every current value, and
+    /// whether it is the one asked for after the version went back (`restarted`: versions start again from it).
     private func account(
         _ state: inout State, version: Int64, daemonResync: Bool, first: Bool
-    ) -> (resync: Bool, isSnapshot: Bool)? {
-        var resync = daemonResync
+    ) -> (resync: Bool, isSnapshot: Bool, restarted: Bool)? {
         var isSnapshot = daemonResync
         if first {
             if state.lastVersion == nil && initial { isSnapshot = true }
@@ -182,13 +187,15 @@ final class PropertyWatch: Sendable {
                 return nil
             }
             if state.forceResync {
-                resync = true
-                isSnapshot = true
                 state.forceResync = false
+                // The daemon's store was replaced: its versions are lower than the ones seen, and the next
+                // resubscription resumes from this one.
+                state.lastVersion = version
+                return (true, true, true)
             }
         }
         state.lastVersion = max(state.lastVersion ?? 0, version)
-        return (resync, isSnapshot)
+        return (daemonResync, isSnapshot, false)
     }
 
     /// The parameters of each subscription on `client`: made again at each resubscription, which resumes from the
@@ -214,19 +221,20 @@ final class PropertyWatch: Sendable {
     }
 
     /// ``run(on:deliver:)`` for a watch of the one exact key `patterns[0]`: `deliver` gets the state each reply
-    /// leaves the key in, when the reply says it (a change of the key, or a snapshot without one).
+    /// leaves the key in, when the reply says it (a change of the key, or a snapshot without one), and whether the
+    /// daemon's versions started again below the ones delivered before (its store was replaced).
     func runKey(
         on client: BeaconClient,
-        deliver: @escaping @Sendable (RemoteSnapshot) -> Void
+        deliver: @escaping @Sendable (_ state: RemoteSnapshot, _ restarted: Bool) -> Void
     ) async -> BeaconError? {
         await client.runResubscribing(
             method: Method.watch, parameters: parameters(on: client), decode: KeyWatchReply.decoder(for: patterns[0])
         ) { (reply, first) throws(BeaconError) in
-            guard let isSnapshot = self.isSnapshot(reply, first: first) else { return .resubscribe }
+            guard let (isSnapshot, restarted) = self.account(reply, first: first) else { return .resubscribe }
             if let latest = reply.latest {
-                deliver(latest)
+                deliver(latest, restarted)
             } else if isSnapshot {
-                deliver(RemoteSnapshot(json: nil, keyVersion: 0, version: reply.version))
+                deliver(RemoteSnapshot(json: nil, keyVersion: 0, version: reply.version), restarted)
             }
             return .proceed
         }
