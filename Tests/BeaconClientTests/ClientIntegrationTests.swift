@@ -184,15 +184,23 @@ struct ClientIntegrationTests {
         #expect(conflicts.values.allSatisfy { $0.code == .versionMismatch && $0.key == "doc.title" })
     }
 
+    /// A client that reconnects quickly, connected to `daemon`, and the record of its connection states.
+    private static func connectRecordingStates(
+        to daemon: TestDaemon
+    ) async throws -> (BeaconClient, Recorder<BeaconClient.ConnectionState>, any Disposable) {
+        let client = try await BeaconClient.connect(to: daemon.clientAddress, options: fastReconnect)
+        let states = Recorder<BeaconClient.ConnectionState>()
+        let observation = client.connectionState.observeNext { states.append($0) }
+        try await states.wait("connected") { $0.last == .connected }
+        return (client, states, observation)
+    }
+
     @Test("the daemon killed and restarted mid-stream: the client reconnects and misses no change")
     func restart() async throws {
         let daemon = try TestDaemon()
-        let client = try await BeaconClient.connect(to: daemon.clientAddress, options: Self.fastReconnect)
+        let (client, states, stateObservation) = try await Self.connectRecordingStates(to: daemon)
         defer { client.close() }
-        let states = Recorder<BeaconClient.ConnectionState>()
-        let stateObservation = client.connectionState.observeNext { states.append($0) }
         defer { stateObservation.dispose() }
-        try await states.wait("connected") { $0.last == .connected }
 
         // What the client knows of the k.* keys, from one watch that lives across the restart.
         let known = KnownState()
@@ -243,12 +251,9 @@ struct ClientIntegrationTests {
     @Test("a daemon restarted on an empty store: a remote property and a watch follow its new, lower versions")
     func storeReplaced() async throws {
         let daemon = try TestDaemon()
-        let client = try await BeaconClient.connect(to: daemon.clientAddress, options: Self.fastReconnect)
+        let (client, states, stateObservation) = try await Self.connectRecordingStates(to: daemon)
         defer { client.close() }
-        let states = Recorder<BeaconClient.ConnectionState>()
-        let stateObservation = client.connectionState.observeNext { states.append($0) }
         defer { stateObservation.dispose() }
-        try await states.wait("connected") { $0.last == .connected }
         let known = KnownState()
         let watch = Task { for try await batch in client.watch(["k.**"], initial: true) { known.apply(batch) } }
         defer { watch.cancel() }
