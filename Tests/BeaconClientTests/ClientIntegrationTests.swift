@@ -248,24 +248,38 @@ struct ClientIntegrationTests {
         #expect(try await client.value("k.item6", as: Int.self) == 6)
     }
 
-    @Test("a daemon restarted on an empty store: a remote property and a watch follow its new, lower versions")
+    @Test("a daemon restarted on an empty store: remote properties, two-way bindings and watches follow its versions")
     func storeReplaced() async throws {
         let daemon = try TestDaemon()
         let (client, states, stateObservation) = try await Self.connectRecordingStates(to: daemon)
         defer { client.close() }
         defer { stateObservation.dispose() }
         let known = KnownState()
-        let watch = Task { for try await batch in client.watch(["k.**"], initial: true) { known.apply(batch) } }
+        let kinds = Recorder<PropertyWatchBatch.Kind>()
+        let watch = Task {
+            for try await batch in client.watch(["k.**"], initial: true) {
+                known.apply(batch)
+                kinds.append(batch.kind)
+            }
+        }
         defer { watch.cancel() }
         let counter = client.property("k.counter", as: Int.self, default: 0)
         let values = Recorder<Int>()
         let observation = counter.observeNext { values.append($0) }
         defer { observation.dispose() }
+        let errors = Recorder<BeaconError>()
+        let errorObservation = counter.errors.observeNext { errors.append($0) }
+        defer { errorObservation.dispose() }
+        // A two-way binding follows the same key.
+        let local = Property(0)
+        let binding = counter.bidirectionalBind(to: local)
+        defer { binding.dispose() }
 
         // Versions well above what the new store will reach.
         for value in 1...20 { try await client.set("k.counter", to: value) }
         try await client.set("k.gone", to: 1)
         try await values.wait("the last counter value") { $0.last == 20 }
+        _ = try await firstValue(of: local, "the bound value") { $0 == 20 }
         try await known.wait("the first store's keys") { $0["k.gone"] == 1 && $0["k.counter"] == 20 }
 
         daemon.kill()
@@ -279,9 +293,31 @@ struct ClientIntegrationTests {
         try await values.wait("the new store's value") { $0.last == 7 }
         try await known.wait("the watch's view of the new store") { $0 == ["k.counter": 7] }
         #expect(known.deleted.contains("k.gone"))
+        #expect(kinds.values.contains(.resync))
+        _ = try await firstValue(of: local, "the bound value from the new store") { $0 == 7 }
         // Later changes, at versions the first store had passed long ago, still arrive.
         try await again.set("k.counter", to: 8)
         try await values.wait("a later value") { $0.last == 8 }
+        _ = try await firstValue(of: local, "a later bound value") { $0 == 8 }
+        // A local edit is written against the new store's version, without a conflict.
+        local.value = 9
+        try await values.wait("the local edit, written") { $0.last == 9 }
+        #expect(try await again.value("k.counter", as: Int.self) == 9)
+
+        // Another restart on the same store: the watch resumes from the new store's versions (a replay), it does
+        // not take that store for replaced again.
+        let resyncs = kinds.values.filter { $0 == .resync }.count
+        daemon.kill()
+        try await states.wait("the client to notice again") { $0.last == .disconnected }
+        try daemon.start()
+        let third = try await BeaconClient.connect(to: daemon.clientAddress)
+        defer { third.close() }
+        try await third.set("k.counter", to: 10)
+        try await values.wait("the value after the second restart") { $0.last == 10 }
+        try await known.wait("the watch after the second restart") { $0["k.counter"] == 10 }
+        #expect(kinds.values.filter { $0 == .resync }.count == resyncs)
+        #expect(kinds.values.last == .replay || kinds.values.last == .changes)
+        #expect(errors.values.isEmpty)
     }
 
     @Test("a value that does not decode is reported, not swallowed; a good value afterwards is delivered")

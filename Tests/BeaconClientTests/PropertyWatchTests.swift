@@ -176,24 +176,25 @@ struct PropertyWatchTests {
     @Test("a key watch's bookkeeping: the first reply is a snapshot, a version gone back asks again with initial")
     func keyWatchBookkeeping() throws {
         let watch = PropertyWatch(patterns: ["a.b"], initial: true, old: false, origin: false)
-        func account(_ changes: [JSONValue], version: Int64, resync: Bool = false, first: Bool) throws -> [Bool]? {
+        /// Whether the reply is a snapshot, and its epoch.
+        func account(_ changes: [JSONValue], version: Int64, resync: Bool = false, first: Bool) throws -> [Int]? {
             watch.account(try keyReply("a.b", changes, version: version, resync: resync), first: first).map {
-                [$0.isSnapshot, $0.restarted]
+                [$0.isSnapshot ? 1 : 0, $0.epoch]
             }
         }
-        #expect(try account([], version: 5, first: true) == [true, false])
-        #expect(try account([change("a.b", 1, 6)], version: 6, first: false) == [false, false])
+        #expect(try account([], version: 5, first: true) == [1, 0])
+        #expect(try account([change("a.b", 1, 6)], version: 6, first: false) == [0, 0])
         #expect(watch.parameters()["since"] == 6)
         // Resumed after a reconnection: not a snapshot, unless the daemon says it resynchronised.
-        #expect(try account([], version: 6, first: true) == [false, false])
-        #expect(try account([], version: 7, resync: true, first: true) == [true, false])
+        #expect(try account([], version: 6, first: true) == [0, 0])
+        #expect(try account([], version: 7, resync: true, first: true) == [1, 0])
         // The daemon's version went back (its store was replaced): subscribe again, asking for every value; that
-        // reply is a snapshot from which versions start again.
+        // reply is a snapshot of a new epoch, from which versions start again.
         #expect(try account([], version: 2, first: true) == nil)
         #expect(watch.parameters()["initial"] == true)
-        #expect(try account([change("a.b", 1, 1)], version: 2, first: true) == [true, true])
+        #expect(try account([change("a.b", 1, 1)], version: 2, first: true) == [1, 1])
         #expect(watch.parameters()["since"] == 2)
-        #expect(try account([change("a.b", 2, 3)], version: 3, first: false) == [false, false])
+        #expect(try account([change("a.b", 2, 3)], version: 3, first: false) == [0, 1])
         #expect(watch.parameters()["since"] == 3)
     }
 }

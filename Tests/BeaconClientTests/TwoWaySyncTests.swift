@@ -18,6 +18,19 @@ struct TwoWaySyncTests {
         #expect(sync.localChanged("remote").isEmpty)
     }
 
+    @Test("a state of a later epoch (the daemon's store was replaced) wins whatever its version; an older one not")
+    func laterEpoch() {
+        var sync = TwoWaySync()
+        _ = sync.remoteChanged(snapshot("old store", 20))
+        #expect(sync.remoteChanged(snapshot("stale", 19)).isEmpty)
+        var replaced = snapshot("new store", 2)
+        replaced.epoch = 1
+        #expect(sync.remoteChanged(replaced) == [.setLocal("new store")])
+        #expect(sync.remoteChanged(snapshot("old store again", 21)).isEmpty)
+        // A local change is written against the new store's version.
+        #expect(sync.localChanged("local") == [.write("local", ifVersion: 2)])
+    }
+
     @Test("equal values at the start are not set again")
     func equalAtStart() {
         var sync = TwoWaySync()

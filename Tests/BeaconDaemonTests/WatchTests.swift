@@ -66,6 +66,8 @@ struct WatchTests {
         #expect(replayed["changes"]?.elements.first?["origin"] == nil)
         let full = try daemon.connect()
         _ = try full.call("io.beacon.Properties.Watch", ["patterns": ["o.*"], "old": true], more: true)
+        let plain = try daemon.connect()
+        _ = try plain.call("io.beacon.Properties.Watch", ["patterns": ["o.*"]], more: true)
 
         try writer.set("o.a", 3)
         _ = try writer.parameters("io.beacon.Properties.Unset", ["key": "o.b"])
@@ -75,10 +77,12 @@ struct WatchTests {
             #expect(changes[0]["value"] == 3 && changes[0]["deleted"] == false && changes[0]["origin"] == nil)
             #expect(changes[1]["deleted"] == true && changes[1]["origin"] == nil)
         }
-        // The same tick's changes for a watcher that asked for origins (and old values) still carry them.
+        // The same changes for watchers that did not ask to leave origins out still carry them.
         let changes = try full.receiveItems("changes", count: 2)
         #expect(changes.allSatisfy { $0["origin"]?["pid"]?.intValue == testPID })
         #expect(changes[0]["old"] == 1)
+        let plainChanges = try plain.receiveItems("changes", count: 2)
+        #expect(plainChanges.allSatisfy { $0["origin"]?["pid"]?.intValue == testPID && $0["old"] == nil })
     }
 
     @Test("Watch without initial starts with an empty list and the current version")

@@ -9,8 +9,16 @@ struct RemoteSnapshot: Sendable, Hashable {
     /// The version a compare-and-set must name to replace this state: the value's version, 0 for a missing key.
     var keyVersion: Int64
     /// The version at which this state was observed: the change's version, or the watch's version for the
-    /// initial state of a missing key. Later states have larger ones.
+    /// initial state of a missing key. Later states of an ``epoch`` have larger ones.
     var version: Int64
+    /// How many times, while the watch ran, the daemon's versions started again below the ones seen before (its
+    /// store was replaced): a state of a later epoch is newer, whatever its version.
+    var epoch = 0
+
+    /// Whether this state comes after `other`.
+    func isNewer(than other: RemoteSnapshot) -> Bool {
+        epoch == other.epoch ? version > other.version : epoch > other.epoch
+    }
 }
 
 /// A property stored in the daemon, observable like a ``Signals/Property``: each observer gets the current value
@@ -34,7 +42,8 @@ struct RemoteSnapshot: Sendable, Hashable {
 /// observers miss no change. Until the first reply has arrived observers get nothing; after that a new observer
 /// gets the latest value at once.
 ///
-/// **Threads.** Observers are called one value at a time, in version order, with no thread switch of their own:
+/// **Threads.** Observers are called one value at a time, in version order (which starts again when the daemon's
+/// store is replaced: its versions are then lower than before), with no thread switch of their own:
 /// a change reaches them on the client's event-loop thread that read it, and a new observer gets the latest value
 /// on the thread that registers it. Observers must not block. Bind user-interface objects through a
 /// ``Signals/BindingTarget`` with the `.mainActor` context, or `receive(on:)`.
@@ -228,9 +237,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
     private func runWatch(session: Int) async {
         // A remote property reads only values: its changes come without their origin.
         let watch = PropertyWatch(patterns: [key], initial: true, old: false, origin: false)
-        let error = await watch.runKey(on: client) { snapshot, restarted in
-            self.deliver(snapshot, session: session, restarted: restarted)
-        }
+        let error = await watch.runKey(on: client) { snapshot in self.deliver(snapshot, session: session) }
         if let error, !Task.isCancelled {
             // Closing the client ends every watch; that is no error to report.
             if error.code != .clientClosed { report(error) }
@@ -238,9 +245,8 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
         }
     }
 
-    /// `restarted`: the daemon's versions started again below the ones delivered before.
-    private func deliver(_ snapshot: RemoteSnapshot, session: Int, restarted: Bool) {
-        queue.submit(.delivery(snapshot, session: session, restarted: restarted), run: perform)
+    private func deliver(_ snapshot: RemoteSnapshot, session: Int) {
+        queue.submit(.delivery(snapshot, session: session), run: perform)
     }
 
     /// Runs `work` in order with the deliveries.
@@ -252,7 +258,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
         switch work {
         case .run(let work):
             work()
-        case .delivery(let snapshot, let session, let restarted):
+        case .delivery(let snapshot, let session):
             let delivery: Delivery
             do throws(BeaconError) {
                 delivery = Delivery(value: try decodeValue(snapshot.json, snapshot.version), snapshot: snapshot)
@@ -261,9 +267,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
             }
             let current = state.withLock { state -> Bool in
                 guard state.session == session else { return false }
-                if !restarted, let latest = state.latest, latest.snapshot.version >= delivery.snapshot.version {
-                    return false
-                }
+                if let latest = state.latest, !delivery.snapshot.isNewer(than: latest.snapshot) { return false }
                 state.latest = delivery
                 if delivery.error == nil { state.lastGood = delivery.value }
                 return true
@@ -314,7 +318,7 @@ struct RemotePropertyState {
 /// runtime.
 enum RemotePropertyWork: Sendable {
     /// A state from the watch of `session`, decoded when its turn comes.
-    case delivery(RemoteSnapshot, session: Int, restarted: Bool)
+    case delivery(RemoteSnapshot, session: Int)
     /// Any other work.
     case run(@Sendable () -> Void)
 }

@@ -37,7 +37,7 @@ struct TwoWaySync: Sendable {
 
     /// The watch reported a remote state.
     mutating func remoteChanged(_ snapshot: RemoteSnapshot) -> [Action] {
-        if let remote, snapshot.version <= remote.version { return [] }
+        if let remote, !snapshot.isNewer(than: remote) { return [] }
         remoteBeforeAdopting = remote
         remote = snapshot
         if inFlight != nil { return [] }
@@ -68,7 +68,8 @@ struct TwoWaySync: Sendable {
         inFlight = nil
         let ownKeyVersion = written.json == nil ? 0 : version
         if let current = remote, version > current.version {
-            remote = RemoteSnapshot(json: written.json, keyVersion: ownKeyVersion, version: version)
+            remote = RemoteSnapshot(
+                json: written.json, keyVersion: ownKeyVersion, version: version, epoch: current.epoch)
         }
         if let next = pending {
             pending = nil

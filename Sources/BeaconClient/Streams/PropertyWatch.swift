@@ -97,6 +97,8 @@ final class PropertyWatch: Sendable {
         var knownKeys: Set<String> = []
         /// Ask for the initial values (and treat the reply as a resynchronisation) on the next subscription.
         var forceResync = false
+        /// How many times the daemon's version went back (see ``RemoteSnapshot/epoch``).
+        var epoch = 0
     }
 
     let patterns: [String]
@@ -141,9 +143,7 @@ final class PropertyWatch: Sendable {
         let overflow = reply.overflow
         return state.withLock { state -> PropertyWatchBatch? in
             let reconnected = state.lastVersion != nil
-            guard
-                let (resync, isSnapshot, _) = account(
-                    &state, version: version, daemonResync: daemonResync, first: first)
+            guard let (resync, isSnapshot) = account(&state, version: version, daemonResync: daemonResync, first: first)
             else { return nil }
             if resync {
                 let present = Set(changes.map(\.key))
@@ -163,22 +163,22 @@ final class PropertyWatch: Sendable {
     }
 
     /// What a key watch's reply is: whether it holds the key's current state (a reply without a change of the key
-    /// then says it has no value), and whether the daemon's versions started again below the ones seen before;
-    /// `nil` when the subscription must be made again, as for ``batch(from:first:)``.
-    func account(_ reply: KeyWatchReply, first: Bool) -> (isSnapshot: Bool, restarted: Bool)? {
+    /// then says it has no value), and the epoch of its states (see ``RemoteSnapshot/epoch``); `nil` when the
+    /// subscription must be made again, as for ``batch(from:first:)``.
+    func account(_ reply: KeyWatchReply, first: Bool) -> (isSnapshot: Bool, epoch: Int)? {
         state.withLock { state in
             account(&state, version: reply.version, daemonResync: reply.resync, first: first).map {
-                ($0.isSnapshot, $0.restarted)
+                ($0.isSnapshot, state.epoch)
             }
         }
     }
 
     /// What every reply does to the state: `nil` when the subscription must be made again (the daemon's version
-    /// went back), otherwise whether the reply is a resynchronisation, whether it holds every current value, and
-    /// whether it is the one asked for after the version went back (`restarted`: versions start again from it).
+    /// went back), otherwise whether the reply is a resynchronisation and whether it holds every current value.
+    /// The reply asked for after the version went back starts a new epoch (``RemoteSnapshot/epoch``).
     private func account(
         _ state: inout State, version: Int64, daemonResync: Bool, first: Bool
-    ) -> (resync: Bool, isSnapshot: Bool, restarted: Bool)? {
+    ) -> (resync: Bool, isSnapshot: Bool)? {
         var isSnapshot = daemonResync
         if first {
             if state.lastVersion == nil && initial { isSnapshot = true }
@@ -188,14 +188,15 @@ final class PropertyWatch: Sendable {
             }
             if state.forceResync {
                 state.forceResync = false
+                state.epoch += 1
                 // The daemon's store was replaced: its versions are lower than the ones seen, and the next
                 // resubscription resumes from this one.
                 state.lastVersion = version
-                return (true, true, true)
+                return (true, true)
             }
         }
         state.lastVersion = max(state.lastVersion ?? 0, version)
-        return (daemonResync, isSnapshot, false)
+        return (daemonResync, isSnapshot)
     }
 
     /// The parameters of each subscription on `client`: made again at each resubscription, which resumes from the
@@ -221,20 +222,20 @@ final class PropertyWatch: Sendable {
     }
 
     /// ``run(on:deliver:)`` for a watch of the one exact key `patterns[0]`: `deliver` gets the state each reply
-    /// leaves the key in, when the reply says it (a change of the key, or a snapshot without one), and whether the
-    /// daemon's versions started again below the ones delivered before (its store was replaced).
+    /// leaves the key in, when the reply says it (a change of the key, or a snapshot without one).
     func runKey(
         on client: BeaconClient,
-        deliver: @escaping @Sendable (_ state: RemoteSnapshot, _ restarted: Bool) -> Void
+        deliver: @escaping @Sendable (RemoteSnapshot) -> Void
     ) async -> BeaconError? {
         await client.runResubscribing(
             method: Method.watch, parameters: parameters(on: client), decode: KeyWatchReply.decoder(for: patterns[0])
         ) { (reply, first) throws(BeaconError) in
-            guard let (isSnapshot, restarted) = self.account(reply, first: first) else { return .resubscribe }
-            if let latest = reply.latest {
-                deliver(latest, restarted)
+            guard let (isSnapshot, epoch) = self.account(reply, first: first) else { return .resubscribe }
+            if var latest = reply.latest {
+                latest.epoch = epoch
+                deliver(latest)
             } else if isSnapshot {
-                deliver(RemoteSnapshot(json: nil, keyVersion: 0, version: reply.version), restarted)
+                deliver(RemoteSnapshot(json: nil, keyVersion: 0, version: reply.version, epoch: epoch))
             }
             return .proceed
         }

@@ -30,12 +30,13 @@ struct ChangeEvent {
     }
 
     /// Appends the `Change` object's JSON to `buffer`, with or without the old value and the origin.
-    func encode(into buffer: inout [UInt8], includingOld: Bool, includingOrigin: Bool = true) {
+    func encode(into buffer: inout [UInt8], includingOld: Bool, includingOrigin: Bool) {
         let old = includingOld ? self.old : nil
+        // The fixed parts, `,"origin":` (10 bytes) among them.
         let size =
             key.rawValue.utf8.count + (value.map { $0.count + 10 } ?? 1) + (old.map { $0.count + 7 } ?? 0)
             + JSONWriter.decimalLength(version) + (value == nil ? 44 : 45)
-            + (includingOrigin ? origin.encodedJSON.count : 0) + 1 + (flags.isEmpty ? 0 : 30)
+            + (includingOrigin ? origin.encodedJSON.count : -10) + 1 + (flags.isEmpty ? 0 : 30)
         JSONWriter.append(count: size, to: &buffer) { out in
             // Keys are made of [A-Za-z0-9_.-]: nothing to escape.
             out.write("{\"key\":\"")
@@ -117,7 +118,7 @@ enum StreamReply {
         _ positions: some Sequence<Int32>,
         of events: [ChangeEvent],
         includingOld: Bool,
-        includingOrigin: Bool = true,
+        includingOrigin: Bool,
         version: Int64,
         resync: Bool = false,
         overflow: Int = 0,

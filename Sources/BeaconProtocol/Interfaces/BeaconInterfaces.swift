@@ -194,6 +194,7 @@ public enum BeaconInterfaces {
         # the last change. A client that reads too slowly gets changes of the same key coalesced into one
         # (the latest value wins, old keeps the earliest old value); overflow then counts the changes merged
         # away since its previous reply.
+        # With origin set to false, no change carries its origin: for a client that reads only values.
         # whileSuspended and suspendWhileInactive are described in io.beacon.
         method Watch(
             patterns: []string,
