@@ -29,6 +29,13 @@ struct JSONParsingTests {
         ("0.1", .double(0.1)),
         ("1.0", .double(1)),
         ("123456789012345678901234567890", .double(1.2345678901234568e29)),
+        // Around the eighteen digits read without overflow checks.
+        ("999999999999999999", .int(999_999_999_999_999_999)),
+        ("-999999999999999999", .int(-999_999_999_999_999_999)),
+        ("1000000000000000000", .int(1_000_000_000_000_000_000)),
+        ("-1234567890123456789", .int(-1_234_567_890_123_456_789)),
+        ("123456789012345678.5", .double(1.2345678901234568e17)),
+        ("12345678901234567e2", .double(1.2345678901234567e18)),
     ])
     func numbers(text: String, expected: JSONValue) throws {
         #expect(try JSONValue(parsing: text) == expected)

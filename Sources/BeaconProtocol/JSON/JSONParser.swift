@@ -494,6 +494,16 @@ struct JSONParser {
                 throw JSONError(kind: .invalidNumber, offset: start, reason: "leading zeros are not allowed")
             }
         } else {
+            // Eighteen digits cannot overflow: they are read without checks, the rest with them.
+            var magnitude: UInt64 = 0
+            let uncheckedEnd = min(end, index + 18)
+            while index < uncheckedEnd {
+                let digit = base[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { break }
+                magnitude = magnitude &* 10 &+ UInt64(digit)
+                index += 1
+            }
+            accumulator = -Int64(magnitude)
             while index < end && isDigit(base[index]) {
                 if !overflow {
                     let (shifted, overflow1) = accumulator.multipliedReportingOverflow(by: 10)
