@@ -116,7 +116,8 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
     }
 
     /// The version of the latest state delivered (the value's version, or the deletion's), `nil` like
-    /// ``latestValue``.
+    /// ``latestValue``. It grows with every change, and is lower than before only after the daemon's versions went
+    /// back (its state directory was removed).
     public var latestVersion: Int64? {
         state.withLock { $0.latest?.snapshot.version }
     }
