@@ -64,6 +64,12 @@ struct WatchTests {
             "io.beacon.Properties.Watch", ["patterns": ["o.*"], "since": .int(since), "origin": false], more: true)
         #expect(replayed["changes"]?.elements.map { $0["key"]?.stringValue } == ["o.b"])
         #expect(replayed["changes"]?.elements.first?["origin"] == nil)
+        // origin must be a boolean: anything else is refused, naming it, and the connection goes on.
+        let other = try daemon.connect()
+        let refused = try other.call("io.beacon.Properties.Watch", ["patterns": ["o.*"], "origin": "no"], more: true)
+        #expect(refused.error == "org.varlink.service.InvalidParameter")
+        #expect(refused.parameters["parameter"] == "origin")
+        #expect(try other.parameters("io.beacon.Properties.Get", ["key": "o.a"])["property"]?["value"] == 1)
         let full = try daemon.connect()
         _ = try full.call("io.beacon.Properties.Watch", ["patterns": ["o.*"], "old": true], more: true)
         let plain = try daemon.connect()
