@@ -31,6 +31,20 @@ struct TwoWaySyncTests {
         #expect(sync.localChanged("local") == [.write("local", ifVersion: 2)])
     }
 
+    @Test("a write answered by the daemon before its store was replaced does not become the new store's state")
+    func writeAcrossEpochs() {
+        var sync = TwoWaySync()
+        _ = sync.remoteChanged(snapshot("old store", 20))
+        #expect(sync.localChanged("local") == [.write("local", ifVersion: 20)])
+        var replaced = snapshot("new store", 2)
+        replaced.epoch = 1
+        // The write is in flight: the new state waits for its answer.
+        #expect(sync.remoteChanged(replaced).isEmpty)
+        // Its answer, from the old store, names a version of that store: the new store's state stays and wins.
+        #expect(sync.writeSucceeded(version: 21) == [.setLocal("new store")])
+        #expect(sync.remote == replaced)
+    }
+
     @Test("equal values at the start are not set again")
     func equalAtStart() {
         var sync = TwoWaySync()

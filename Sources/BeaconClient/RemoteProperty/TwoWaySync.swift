@@ -24,8 +24,9 @@ struct TwoWaySync: Sendable {
     private(set) var remote: RemoteSnapshot?
     /// The JSON of the local value as last seen or set.
     private(set) var local: JSONValue??
-    /// The write in flight and the version it names.
-    private(set) var inFlight: (json: JSONValue?, ifVersion: Int64)?
+    /// The write in flight, the version it names, and the epoch of the remote state it was based on (its reply's
+    /// version belongs to that epoch's daemon).
+    private(set) var inFlight: (json: JSONValue?, ifVersion: Int64, epoch: Int)?
     /// The latest local change waiting for the write in flight.
     private(set) var pending: JSONValue??
     /// The local JSON and remote state just before the latest ``Action/setLocal(_:)``, to recognise a local change
@@ -54,7 +55,7 @@ struct TwoWaySync: Sendable {
             return []
         }
         if remote.json == json { return [] }
-        inFlight = (json, remote.keyVersion)
+        inFlight = (json, remote.keyVersion, remote.epoch)
         return [.write(json, ifVersion: remote.keyVersion)]
     }
 
@@ -67,14 +68,14 @@ struct TwoWaySync: Sendable {
         guard let written = inFlight else { return [] }
         inFlight = nil
         let ownKeyVersion = written.json == nil ? 0 : version
-        if let current = remote, version > current.version {
+        if let current = remote, current.epoch == written.epoch, version > current.version {
             remote = RemoteSnapshot(
                 json: written.json, keyVersion: ownKeyVersion, version: version, epoch: current.epoch)
         }
         if let next = pending {
             pending = nil
             if let remote, remote.json != next {
-                inFlight = (next, ownKeyVersion)
+                inFlight = (next, ownKeyVersion, written.epoch)
                 return [.write(next, ifVersion: ownKeyVersion)]
             }
         }
