@@ -247,6 +247,8 @@ extension BeaconClient {
     /// so no change is missed).
     ///
     /// - Parameters:
+    ///   - patterns: the keys to watch; a segment `*` stands for exactly one segment, a last segment `**` for one or
+    ///     more.
     ///   - initial: the first batch holds the current value of every matching key.
     ///   - old: changes carry the previous value.
     ///   - origin: changes carry who made them (``PropertyChange/origin``); `false` leaves it out, which makes
