@@ -145,8 +145,7 @@ public struct PropertyChange: Sendable, Hashable {
     /// Fields are moved from the frame's change one by one (each reply builds one per change).
     init(_ change: consuming WatchReplyFrame.Change) {
         key = change.key
-        // JSONValue is ExpressibleByNilLiteral: spell out the absent value, which a bare `nil` would not be here.
-        value = change.deleted ? Optional<JSONValue>.none : .some(change.value ?? .null)
+        value = change.shownValue
         old = change.old
         version = change.version
         deleted = change.deleted

@@ -48,15 +48,29 @@ struct WatchReply: Sendable {
 
     static let decode: StreamSubscription<WatchReply>.Decode = { (frame, limits) throws(VarlinkError) in
         var changes: [PropertyChange] = []
-        let parsed = try WatchReplyFrame(parsing: frame, limits: limits) { change in
-            changes.append(PropertyChange(change))
-        }
+        return try .watch(
+            frame, limits, change: { changes.append(PropertyChange($0)) },
+            make: { WatchReply(changes: changes, version: $1, resync: $0.resync, overflow: $0.overflow) })
+    }
+}
+
+extension DecodedReply {
+    /// A Watch reply read from `frame`: `change` gets each change in order, then `make` builds the reply from the
+    /// frame's members and its version. The daemon's error reply is ``error(_:)``; a reply without a version is a
+    /// protocol error.
+    @inline(__always)
+    static func watch(
+        _ frame: UnsafeRawBufferPointer,
+        _ limits: JSONLimits,
+        change: (consuming WatchReplyFrame.Change) -> Void,
+        make: (WatchReplyFrame, Int64) -> Reply
+    ) throws(VarlinkError) -> DecodedReply {
+        let parsed = try WatchReplyFrame(parsing: frame, limits: limits, change: change)
         if let error = parsed.error { return .error(error) }
         guard let version = parsed.version else {
             throw VarlinkError.protocolError("the Watch reply has no \"version\"")
         }
-        let reply = WatchReply(changes: changes, version: version, resync: parsed.resync, overflow: parsed.overflow)
-        return .reply(reply, continues: parsed.continues)
+        return .reply(make(parsed, version), continues: parsed.continues)
     }
 }
 
@@ -72,19 +86,15 @@ struct KeyWatchReply: Sendable {
     static func decoder(for key: String) -> StreamSubscription<KeyWatchReply>.Decode {
         { (frame, limits) throws(VarlinkError) in
             var latest: RemoteSnapshot?
-            let parsed = try WatchReplyFrame(parsing: frame, limits: limits) { change in
-                guard change.key == key else { return }
-                // JSONValue is ExpressibleByNilLiteral: a bare `nil` would be JSON null here.
-                latest = RemoteSnapshot(
-                    json: change.deleted ? Optional<JSONValue>.none : .some(change.value ?? .null),
-                    keyVersion: change.deleted ? 0 : change.version, version: change.version)
-            }
-            if let error = parsed.error { return .error(error) }
-            guard let version = parsed.version else {
-                throw VarlinkError.protocolError("the Watch reply has no \"version\"")
-            }
-            return .reply(
-                KeyWatchReply(latest: latest, version: version, resync: parsed.resync), continues: parsed.continues)
+            return try .watch(
+                frame, limits,
+                change: { change in
+                    guard change.key == key else { return }
+                    latest = RemoteSnapshot(
+                        json: change.shownValue, keyVersion: change.deleted ? 0 : change.version,
+                        version: change.version)
+                },
+                make: { KeyWatchReply(latest: latest, version: $1, resync: $0.resync) })
         }
     }
 }

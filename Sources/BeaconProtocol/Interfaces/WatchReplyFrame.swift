@@ -13,6 +13,12 @@ package struct WatchReplyFrame {
         package var isDefault = false
         package var isLocked = false
         package var origin: Origin?
+
+        /// The value the key shows after the change: `nil` for a deletion, JSON null when the member is absent.
+        package var shownValue: JSONValue? {
+            // JSONValue is ExpressibleByNilLiteral: a bare `nil` would be JSON null here.
+            deleted ? Optional<JSONValue>.none : .some(value ?? .null)
+        }
     }
 
     /// Who made a change.
@@ -51,7 +57,7 @@ package struct WatchReplyFrame {
             if name.is("parameters") {
                 try readParameters(&parser, change)
             } else if name.is("continues") {
-                continues = try Self.json { () throws(JSONError) in try parser.parseBool(depth: 1) } ?? false
+                continues = try Self.bool(&parser, depth: 1)
             } else {
                 _ = try Self.value(&parser, depth: 1)
             }

@@ -658,7 +658,7 @@ extension JSONParser {
     /// as `parseValue(depth:).intValue`, without building the ``JSONValue``.
     mutating func parseInteger(depth: Int) throws(JSONError) -> Int64? {
         let byte = try peekSignificant()
-        guard byte == UInt8(ascii: "-") || byte &- UInt8(ascii: "0") < 10 else {
+        guard byte == UInt8(ascii: "-") || isDigit(byte) else {
             _ = try parseValue(depth: depth)
             return nil
         }
