@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "BeaconClient", targets: ["BeaconClient"]),
         .library(name: "BeaconConfiguration", targets: ["BeaconConfiguration"]),
         .library(name: "BeaconTestSupport", targets: ["BeaconTestSupport"]),
+        .library(name: "BeaconEventLoop", targets: ["BeaconEventLoop"]),
         .executable(name: "beacond", targets: ["beacond"]),
         .executable(name: "beaconctl", targets: ["beaconctl"]),
     ],
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // In-process reactive core. No package dependencies.
@@ -68,6 +70,18 @@ let package = Package(
         // release of the code that start-up alone ran.
         .target(name: "CMalloc"),
         .target(name: "CConcurrencyHook"),
+        // An event loop on epoll that reports readiness to any handler, not only to SwiftNIO's channels, and is a
+        // SwiftNIO EventLoop and a Swift concurrency executor besides.
+        .target(name: "CEpoll"),
+        .target(
+            name: "BeaconEventLoop",
+            dependencies: [
+                "CEpoll",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "BeaconDaemon",
             dependencies: [
@@ -118,6 +132,11 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        .testTarget(
+            name: "BeaconEventLoopTests",
+            dependencies: ["BeaconEventLoop", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strict
+        ),
         .testTarget(name: "SignalsTests", dependencies: ["Signals", "SignalsFoundation"], swiftSettings: strict),
         .testTarget(
             name: "BeaconProtocolTests",

@@ -1,10 +1,10 @@
 #!/bin/bash
 # Where the floor of a Get round trip lies: a pinned synchronous round trip to beacond (Get of a 64-byte value),
-# to two servers that answer every NUL-terminated frame with the same reply and do nothing else (one on SwiftNIO,
-# Benchmarks/Bus/Sources/nio-floor, with beacond's release flags; one in C directly on epoll,
-# Benchmarks/Bus/floor/epoll-floor.c), and Redis PING with the anchors' hiredis client, all in one run, rounds
-# interleaved, every process on CPU 0. beacond and the two floors are timed by the same client (beacon-bus-bench
-# get). With CALLGRIND=1 it also counts each server's instructions per round trip (valgrind's callgrind, two run
+# to three servers that answer every NUL-terminated frame with the same reply and do nothing else (one on SwiftNIO,
+# Benchmarks/Bus/Sources/nio-floor, and one on Beacon's own event loop, Benchmarks/Bus/Sources/loop-floor, both with
+# beacond's release flags; one in C directly on epoll, Benchmarks/Bus/floor/epoll-floor.c), and Redis PING with the
+# anchors' hiredis client, all in one run, rounds interleaved, every process on CPU 0. beacond and the three floors
+# are timed by the same client (beacon-bus-bench get). With CALLGRIND=1 it also counts each server's instructions per round trip (valgrind's callgrind, two run
 # lengths differenced; beacond's by scripts/callgrind-ops.sh).
 #
 # usage: [REPS=5] [N=20000] [CALLGRIND=1] scripts/get-floor.sh
@@ -33,7 +33,10 @@ BENCH=$(swift build -c release --show-bin-path)/beacon-bus-bench
 # shellcheck disable=SC2086
 build swift build $flags --scratch-path .build-floor --product nio-floor
 # shellcheck disable=SC2086
+build swift build $flags --scratch-path .build-floor --product loop-floor
+# shellcheck disable=SC2086
 NIOFLOOR=$(swift build $flags --scratch-path .build-floor --show-bin-path)/nio-floor
+LOOPFLOOR=$(dirname "$NIOFLOOR")/loop-floor
 cd "$ROOT"
 gcc -O2 -Wall -o "$WORK/epoll-floor" "$ROOT/Benchmarks/Bus/floor/epoll-floor.c"
 gcc -O2 -Wall -o "$WORK/redis_bench" "$ANCHORS/redis_bench.c" $(pkg-config --cflags --libs hiredis)
@@ -62,10 +65,12 @@ start_servers() {
 	PIDS+=($!)
 	taskset -c 0 "$WORK/epoll-floor" "$WORK/epoll.sock" &
 	PIDS+=($!)
+	taskset -c 0 "$LOOPFLOOR" "$WORK/loop.sock" &
+	PIDS+=($!)
 	taskset -c 0 redis-server --port 0 --unixsocket "$WORK/redis.sock" --unixsocketperm 700 --save '' \
 		--appendonly no --dir "$WORK" --logfile "$WORK/redis.log" --daemonize no &
 	PIDS+=($!)
-	for socket in beacond nio epoll redis; do wait_socket "$WORK/$socket.sock"; done
+	for socket in beacond nio epoll loop redis; do wait_socket "$WORK/$socket.sock"; done
 }
 start_servers
 
@@ -81,6 +86,7 @@ for rep in $(seq "$REPS"); do
 	p50 "beacond-get" "$BENCH" "$WORK/beacond.sock" get "$N"
 	p50 "nio-floor" "$BENCH" "$WORK/nio.sock" get "$N"
 	p50 "epoll-floor" "$BENCH" "$WORK/epoll.sock" get "$N"
+	p50 "loop-floor" "$BENCH" "$WORK/loop.sock" get "$N"
 done | tee "$WORK/p50s"
 echo "# medians of the rounds' p50 (µs) and their ratio to Redis PING"
 python3 - "$WORK/p50s" <<'PYTHON'
@@ -91,7 +97,7 @@ for line in open(sys.argv[1]):
     name, value = line.split()
     values.setdefault(name, []).append(float(value))
 redis = statistics.median(values["redis-ping"])
-for name in ("redis-ping", "beacond-get", "nio-floor", "epoll-floor"):
+for name in ("redis-ping", "beacond-get", "nio-floor", "epoll-floor", "loop-floor"):
     median = statistics.median(values[name])
     print(f"{name:12} {median:7.2f} µs  {median / redis:.2f}x")
 PYTHON
@@ -121,8 +127,10 @@ instructions() {
 	awk '/^totals:/ {print $2}' "$out"
 }
 strip --strip-debug -o "$WORK/nio-floor-stripped" "$NIOFLOOR"
+strip --strip-debug -o "$WORK/loop-floor-stripped" "$LOOPFLOOR"
 echo "# server instructions per round trip (callgrind, 10,000 and 30,000 round trips differenced)"
-for entry in "redis redis-server" "nio-floor $WORK/nio-floor-stripped" "epoll-floor $WORK/epoll-floor"; do
+for entry in "redis redis-server" "nio-floor $WORK/nio-floor-stripped" "epoll-floor $WORK/epoll-floor" \
+	"loop-floor $WORK/loop-floor-stripped"; do
 	set -- $entry
 	a=$(instructions "$1" 10000 "$2")
 	b=$(instructions "$1" 30000 "$2")

@@ -30,5 +30,11 @@ let package = Package(
             ],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
+        // The same server on Beacon's own event loop (scripts/get-floor.sh).
+        .executableTarget(
+            name: "loop-floor",
+            dependencies: [.product(name: "BeaconEventLoop", package: "Beacon")],
+            swiftSettings: [.treatAllWarnings(as: .error)]
+        ),
     ]
 )
