@@ -85,9 +85,9 @@ let package = Package(
         .target(
             name: "BeaconDaemon",
             dependencies: [
-                "BeaconConfiguration", "BeaconProtocol", "BeaconSystemd", "CMalloc", "CSQLite", "CSystemdShims",
+                "BeaconConfiguration", "BeaconEventLoop", "BeaconProtocol", "BeaconSystemd", "CMalloc", "CSQLite",
+                "CSystemdShims",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -98,7 +98,6 @@ let package = Package(
                 "BeaconDaemon", "BeaconProtocol", "BeaconSystemd", "CConcurrencyHook", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -24,10 +24,12 @@ public struct EpollInterest: OptionSet, Sendable, Hashable {
     /// Room to write.
     public static let writable = EpollInterest(rawValue: 2)
 
-    /// The `epoll_event.events` that ask for this; hang-ups and errors are always reported.
+    /// The `epoll_event.events` that ask for this; hang-ups and errors are always reported. The peer's end of its
+    /// writing is asked for with `.readable` only: level-triggered, it would be reported in every round to a
+    /// handler that stopped reading.
     var epollEvents: UInt32 {
-        var events = EPOLLRDHUP.rawValue
-        if contains(.readable) { events |= EPOLLIN.rawValue }
+        var events: UInt32 = 0
+        if contains(.readable) { events |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
         if contains(.writable) { events |= EPOLLOUT.rawValue }
         return events
     }
@@ -39,13 +41,16 @@ public struct EpollReadiness: Sendable, Hashable {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
-    /// There are bytes to read, or the peer closed its end.
-    public var isReadable: Bool { rawValue & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue) != 0 }
+    /// A read would not wait: there are bytes, the peer's end of the stream, or an error to read.
+    public var isReadable: Bool {
+        rawValue & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+    }
     /// There is room to write.
     public var isWritable: Bool { rawValue & EPOLLOUT.rawValue != 0 }
-    /// The peer closed its end of the stream for writing (`EPOLLRDHUP`) or the descriptor hung up.
-    public var peerClosed: Bool { rawValue & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue) != 0 }
-    /// The descriptor has an error pending (`EPOLLERR`).
+    /// Both directions of the stream are closed (`EPOLLHUP`), reported whatever the interest: a handler that does
+    /// not read must close it, or hear of it again in every round.
+    public var isHungUp: Bool { rawValue & EPOLLHUP.rawValue != 0 }
+    /// The descriptor has an error pending (`EPOLLERR`), reported whatever the interest, like ``isHungUp``.
     public var hasError: Bool { rawValue & EPOLLERR.rawValue != 0 }
 }
 

@@ -4,7 +4,6 @@ import BeaconSystemd
 import CMalloc
 import Logging
 import NIOCore
-import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -18,9 +17,8 @@ beacon_malloc_configure()
 // SIGTERM, SIGINT and SIGHUP reach the daemon through signalfds on its event loop; blocked here, every thread
 // started later inherits the mask.
 blockDaemonSignals()
-// Swift concurrency's jobs run on one NIO event loop rather than libdispatch's worker pool, whose monitor wakes
+// Swift concurrency's jobs run on the daemon's event loop rather than libdispatch's worker pool, whose monitor wakes
 // the process every second once the pool has been used. With it, an idle daemon wakes only for its own timers.
-NIOSingletons.groupLoopCountSuggestion = 1
 let executorInstalled = EventLoopExecutor.install()
 
 let arguments = CommandLine.arguments
@@ -33,7 +31,7 @@ if arguments.contains("--version") {
     exit(0)
 }
 
-/// The daemon's asynchronous part. It runs in a detached task on the NIO executor; the main thread only waits.
+/// The daemon's asynchronous part. It runs in a detached task on the daemon's event loop; the main thread only waits.
 /// (Asynchronous top-level code would resume on the main actor, whose queue libdispatch drains with its own
 /// worker threads and their once-a-second monitor.)
 enum Program {

@@ -197,7 +197,7 @@ extension FanOut {
         let connection = subscription.client.connection
         var bytes: [UInt8] = []
         encode(&bytes)
-        var buffer = connection.channel.allocator.buffer(capacity: bytes.count)
+        var buffer = ByteBufferAllocator().buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
         connection.send(shared: buffer)
     }

@@ -211,7 +211,7 @@ final class FanOut {
         }
         scratch.removeAll(keepingCapacity: true)
         encodeSelection(subscription, overflow: 0, into: &scratch)
-        var buffer = connection.channel.allocator.buffer(capacity: scratch.count)
+        var buffer = ByteBufferAllocator().buffer(capacity: scratch.count)
         buffer.writeBytes(scratch)
         encoded[key] = buffer
         connection.send(shared: buffer)

@@ -2,7 +2,6 @@ import BeaconConfiguration
 import BeaconProtocol
 import Logging
 import NIOCore
-import NIOPosix
 import Synchronization
 
 #if canImport(Glibc)
@@ -31,7 +30,7 @@ public final class BeaconDaemonService: Service, Sendable {
         let configuration = initialConfiguration
         // The loop that serves clients is the shared one; in `beacond` it is also Swift concurrency's executor,
         // so the daemon runs on one thread besides the lifecycle bridge's.
-        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let eventLoop = DaemonEventLoop.shared
         let store: PropertyStore
         let server: VarlinkServer<BeaconBus>
         let listener: VarlinkServer<BeaconBus>.Listener

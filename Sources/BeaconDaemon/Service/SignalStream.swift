@@ -1,6 +1,6 @@
+import BeaconEventLoop
 import CSystemdShims
 import NIOCore
-import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -30,62 +30,28 @@ struct SignalDescriptorError: Error, CustomStringConvertible {
 /// skipped ``blockDaemonSignals()``) is dropped rather than fatal; `SIG_IGN` would also drop the pending ones.
 func signalStream(
     _ signals: [Int32],
-    on eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
+    on eventLoop: EpollEventLoop = DaemonEventLoop.shared
 ) async throws -> AsyncStream<Int32> {
     for number in signals { signal(number) { _ in } }
     let descriptor = signals.withUnsafeBufferPointer { beacon_signalfd($0.baseAddress, $0.count) }
     guard descriptor >= 0 else { throw SignalDescriptorError(errno: -descriptor) }
     let (stream, continuation) = AsyncStream<Int32>.makeStream()
     let recordSize = beacon_signalfd_record_size()
-    let channel: any Channel
-    do {
-        channel = try await NIOPipeBootstrap(group: eventLoop)
-            // A signalfd read shorter than one record fails with EINVAL: never offer less.
-            .channelOption(
-                ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 8 * recordSize)
-            )
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        SignalRecordHandler(continuation: continuation, recordSize: recordSize))
+    let reader = try await eventLoop.submit {
+        // A signalfd read shorter than one record fails with EINVAL: never offer less.
+        let reader = DescriptorReader(
+            descriptor: descriptor, loop: eventLoop, readSize: 8 * recordSize,
+            received: { records in
+                var records = records
+                while let record = records.readSlice(length: recordSize) {
+                    let number = record.withUnsafeReadableBytes { beacon_signalfd_record_signal($0.baseAddress) }
+                    continuation.yield(number)
                 }
-            }
-            .takingOwnershipOfDescriptor(input: descriptor).get()
-    } catch {
-        // On failure the descriptor is still ours.
-        close(descriptor)
-        throw error
-    }
-    continuation.onTermination = { _ in channel.close(promise: nil) }
+            },
+            ended: { continuation.finish() })
+        try reader.start()
+        return NIOLoopBound(reader, eventLoop: eventLoop)
+    }.get()
+    continuation.onTermination = { _ in eventLoop.execute { reader.value.stop() } }
     return stream
-}
-
-/// Turns signalfd records into signal numbers.
-private final class SignalRecordHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-
-    let continuation: AsyncStream<Int32>.Continuation
-    let recordSize: Int
-
-    init(continuation: AsyncStream<Int32>.Continuation, recordSize: Int) {
-        self.continuation = continuation
-        self.recordSize = recordSize
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var buffer = unwrapInboundIn(data)
-        while let record = buffer.readSlice(length: recordSize) {
-            let number = record.withUnsafeReadableBytes { beacon_signalfd_record_signal($0.baseAddress) }
-            continuation.yield(number)
-        }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        continuation.finish()
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
-    }
 }

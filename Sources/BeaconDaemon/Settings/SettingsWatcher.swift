@@ -1,7 +1,7 @@
 import BeaconConfiguration
+import BeaconEventLoop
 import Logging
 import NIOCore
-import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -24,17 +24,17 @@ final class SettingsWatcher {
     /// How long changes are gathered before one reload: an editor's save is a few events in a row.
     static let settleTime = TimeAmount.milliseconds(10)
 
-    private let descriptor: Int32
-    private let channel: Channel
+    private let eventLoop: EpollEventLoop
+    private let reader: NIOLoopBound<DescriptorReader>
 
-    private init(descriptor: Int32, channel: Channel) {
-        self.descriptor = descriptor
-        self.channel = channel
+    private init(eventLoop: EpollEventLoop, reader: NIOLoopBound<DescriptorReader>) {
+        self.eventLoop = eventLoop
+        self.reader = reader
     }
 
     /// Starts watching `directories` on `eventLoop`; `nil` (logged) when inotify cannot be used.
     static func start(
-        directories: [String], on eventLoop: EventLoop, logger: Logger, changed: @escaping @Sendable () -> Void
+        directories: [String], on eventLoop: EpollEventLoop, logger: Logger, changed: @escaping @Sendable () -> Void
     ) async -> SettingsWatcher? {
         let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard descriptor >= 0 else {
@@ -43,25 +43,19 @@ final class SettingsWatcher {
                 metadata: ["error": "\(String(cString: strerror(errno)))"])
             return nil
         }
-        // NIO owns the descriptor from here and closes it with the channel.
-        let watched = dup(descriptor)
         do {
-            let channel = try await NIOPipeBootstrap(group: eventLoop)
-                .channelOption(
-                    ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: readSize)
-                )
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            Handler(
-                                eventLoop: channel.eventLoop, descriptor: watched, directories: directories,
-                                changed: changed))
-                    }
-                }
-                .takingOwnershipOfDescriptor(input: descriptor).get()
-            return SettingsWatcher(descriptor: watched, channel: channel)
+            let reader = try await eventLoop.submit {
+                let handler = Handler(
+                    eventLoop: eventLoop, descriptor: descriptor, directories: directories, changed: changed)
+                // The reader owns the descriptor from here and closes it when it stops.
+                let reader = DescriptorReader(
+                    descriptor: descriptor, loop: eventLoop, readSize: readSize, received: handler.received)
+                try reader.start()
+                handler.watches.add()
+                return NIOLoopBound(reader, eventLoop: eventLoop)
+            }.get()
+            return SettingsWatcher(eventLoop: eventLoop, reader: reader)
         } catch {
-            close(watched)
             logger.warning(
                 "cannot follow the settings directories; SIGHUP reloads them", metadata: ["error": "\(error)"])
             return nil
@@ -69,8 +63,8 @@ final class SettingsWatcher {
     }
 
     func stop() async {
-        try? await channel.close()
-        close(descriptor)
+        let reader = self.reader
+        try? await eventLoop.submit { reader.value.stop() }.get()
     }
 
     /// The watches of the directories, and which events of each matter. Used on the event loop only.
@@ -130,11 +124,9 @@ final class SettingsWatcher {
     }
 
     /// Reads the events and calls `changed` once they settle.
-    private final class Handler: ChannelInboundHandler {
-        typealias InboundIn = ByteBuffer
-
+    private final class Handler {
         private let eventLoop: EventLoop
-        private let watches: Watches
+        let watches: Watches
         private let changed: @Sendable () -> Void
         private var scheduled: Scheduled<Void>?
 
@@ -144,12 +136,8 @@ final class SettingsWatcher {
             self.changed = changed
         }
 
-        func handlerAdded(context: ChannelHandlerContext) {
-            watches.add()
-        }
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            var buffer = unwrapInboundIn(data)
+        func received(_ events: ByteBuffer) {
+            var buffer = events
             var relevant = false
             // struct inotify_event: int wd; uint32_t mask, cookie, len; char name[len], NUL-padded.
             while buffer.readableBytes >= 16 {

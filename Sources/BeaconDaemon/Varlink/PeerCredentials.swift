@@ -21,23 +21,20 @@ public struct PeerCredentials: Sendable, Hashable {
         self.command = command
     }
 
-    /// Asks the kernel for the credentials of the peer of `channel`, a connected Unix stream socket.
-    static func of(_ channel: any Channel) -> EventLoopFuture<PeerCredentials> {
-        guard let provider = channel as? any SocketOptionProvider else {
-            return channel.eventLoop.makeFailedFuture(CredentialsError.unsupportedChannel)
+    /// Asks the kernel for the credentials of the peer of `descriptor`, a connected Unix stream socket.
+    static func of(descriptor: Int32) -> Result<PeerCredentials, any Error> {
+        var credentials = KernelCredentials()
+        var length = socklen_t(MemoryLayout<KernelCredentials>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else {
+            return .failure(IOError(errnoCode: errno, reason: "getsockopt(SO_PEERCRED)"))
         }
-        let future: EventLoopFuture<KernelCredentials> = provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET),
-            name: SocketOptionName(SO_PEERCRED)
-        )
-        return future.map { credentials in
+        return .success(
             PeerCredentials(
                 uid: credentials.uid,
                 gid: credentials.gid,
                 pid: credentials.pid,
                 command: credentials.pid > 0 ? command(of: credentials.pid) : nil
-            )
-        }
+            ))
     }
 
     /// The process name of `pid` (at most 15 bytes, as the kernel keeps it).
@@ -61,7 +58,4 @@ public struct PeerCredentials: Sendable, Hashable {
         var gid: UInt32 = 0
     }
 
-    enum CredentialsError: Error {
-        case unsupportedChannel
-    }
 }

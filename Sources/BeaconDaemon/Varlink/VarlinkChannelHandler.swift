@@ -1,357 +1,54 @@
-import BeaconProtocol
 import NIOCore
 
-/// Splits the byte stream of one connection into NUL-terminated messages, parses each as a varlink call and hands
-/// it to the service through the connection's ``VarlinkEndpoint``. Malformed input gets `io.beacon.ProtocolError`
-/// and a closed connection.
+/// Reads a SwiftNIO channel into a ``VarlinkReader``: the channel is the connection's transport
+/// (``ChannelTransport``). The in-process tests serve their clients this way, on `EmbeddedChannel`s.
 package final class VarlinkChannelHandler: ChannelInboundHandler {
     package typealias InboundIn = ByteBuffer
 
-    // Used on the channel's event loop only, and no access to these spans a call that could reach them again: they
-    // skip the runtime exclusivity checks, which are made several times for every message.
     private let port: VarlinkServerPort
-    /// Stands for the peer's credentials when the channel is not a socket.
-    private let givenCredentials: PeerCredentials?
-    @exclusivity(unchecked) private var endpoint: VarlinkEndpoint?
-    private var connection: VarlinkConnection? { endpoint?.connection }
-    /// Received bytes not yet consumed as complete messages.
-    @exclusivity(unchecked) private var pending: ByteBuffer?
-    /// Where the frame at the start of `pending` ends.
-    @exclusivity(unchecked) private var scanner: VarlinkFrameScanner
-    @exclusivity(unchecked) private var refused = false
-    /// A malformed message closed the connection: nothing after it is read.
-    @exclusivity(unchecked) private var failed = false
-    /// Between a `channelRead` and the `channelReadComplete` that ends its read burst.
-    @exclusivity(unchecked) private var inReadBurst = false
-    /// Bytes of `pending` charged to the peer's uid.
-    @exclusivity(unchecked) private var chargedInput = 0
-    /// Output charged to the peer's uid while the connection is not writable.
-    private var chargedOutput = 0
-    /// When the message at the start of `pending` began, while it is unfinished.
-    private var unfinishedSince: NIODeadline?
-    private var frameTimer: Scheduled<Void>?
-    /// The peer does not take its output: its calls wait, unread, until the output drains.
-    @exclusivity(unchecked) private var pausedForOutput = false
-    /// Waiting for the deferred reply of a call (``VarlinkConnection/deferReply()``).
-    @exclusivity(unchecked) private var pausedForReply = false
-    @exclusivity(unchecked) private var context: ChannelHandlerContext?
+    /// Stand for the peer's.
+    private let credentials: PeerCredentials
+    /// Made when the handler joins its pipeline, which gives it its context.
+    private var reader: VarlinkReader!
 
-    init(port: VarlinkServerPort, credentials: PeerCredentials?) {
+    init(port: VarlinkServerPort, credentials: PeerCredentials) {
         self.port = port
-        self.givenCredentials = credentials
-        self.scanner = VarlinkFrameScanner(maxFrameSize: port.limits.maxMessageSize)
+        self.credentials = credentials
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
+        reader = VarlinkReader(port: port, transport: ChannelTransport(context: context))
     }
 
     package func channelActive(context: ChannelHandlerContext) {
-        let channel = context.channel
-        let credentials =
-            givenCredentials.map { channel.eventLoop.makeSucceededFuture($0) } ?? PeerCredentials.of(channel)
-        let isSocket = givenCredentials == nil
-        credentials.assumeIsolated().whenComplete { [self] result in
-            switch result {
-            case .success(let credentials):
-                switch port.admit(context, credentials, isSocket) {
-                case .success(let endpoint):
-                    self.endpoint = endpoint
-                    processPending()
-                case .failure(let error):
-                    refuse(context, with: error)
-                }
-            case .failure(let error):
-                port.logger.warning("cannot read the peer credentials: \(error)")
-                refuse(channel)
-            }
-        }
+        reader.activate(credentials: .success(credentials))
         context.fireChannelActive()
     }
 
-    private func refuse(_ channel: any Channel) {
-        refused = true
-        pending = nil
-        channel.close(promise: nil)
-    }
-
-    /// Sends `error`, then closes: a refused client learns why.
-    private func refuse(_ context: ChannelHandlerContext, with error: VarlinkError) {
-        refused = true
-        pending = nil
-        var bytes: [UInt8] = []
-        VarlinkReply(error: error).encode(into: &bytes)
-        let channel = context.channel
-        context.writeAndFlush(NIOAny(context.channel.allocator.buffer(bytes: bytes))).assumeIsolated().whenComplete {
-            _ in channel.close(promise: nil)
-        }
-    }
-
     package func channelInactive(context: ChannelHandlerContext) {
-        endReadBurst()
-        pausedForOutput = false
-        pausedForReply = false
-        releaseInput()
-        chargeOutput(held: false)
-        frameTimer?.cancel()
-        frameTimer = nil
-        pending = nil
-        if let endpoint {
-            self.endpoint = nil
-            endpoint.closed()
-        }
+        reader.closed()
         context.fireChannelInactive()
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !inReadBurst {
-            inReadBurst = true
-            port.tick.readBurstBegan()
-        }
-        guard !refused && !failed else { return }
-        var bytes = unwrapInboundIn(data)
-        guard pending != nil else {
-            pending = bytes
-            processPending()
-            return
-        }
-        // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
-        // copied, and take the messages after it from the buffer they were read into.
-        let nul: Int? = bytes.withUnsafeReadableBytes { raw in
-            guard connection != nil else { return nil }
-            var probe = VarlinkFrameScanner(maxFrameSize: .max)
-            guard case .complete(let length) = probe.scan(raw) else { return nil }
-            return length
-        }
-        guard let nul, var head = bytes.readSlice(length: nul + 1) else {
-            pending!.writeBuffer(&bytes)
-            processPending()
-            return
-        }
-        pending!.writeBuffer(&head)
-        processPending()
-        guard !refused, !failed, let connection, !connection.isClosed, bytes.readableBytes > 0 else { return }
-        if pending == nil {
-            pending = bytes
-            scanner.reset()
-        } else {
-            pending!.writeBuffer(&bytes)
-        }
-        processPending()
+        reader.received(unwrapInboundIn(data))
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
-        endReadBurst()
+        reader.readComplete()
         context.fireChannelReadComplete()
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
-        endReadBurst()
-    }
-
-    /// The calls of the read burst are answered now, not in a task at the end of the tick.
-    private func endReadBurst() {
-        guard inReadBurst else { return }
-        inReadBurst = false
-        port.tick.readBurstEnded()
+        reader.readComplete()
     }
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {
-        let writable = context.channel.isWritable
-        chargeOutput(held: !writable)
-        // A peer that does not read its replies is not read from either.
-        let reading = writable && !pausedForOutput && !pausedForReply
-        context.channel.setOption(.autoRead, value: reading).whenFailure { _ in }
-        if writable, let endpoint {
-            endpoint.becameWritable()
-            if pausedForOutput { resume(after: .output) }
-        }
+        reader.writabilityChanged()
         context.fireChannelWritabilityChanged()
     }
 
-    /// Why the connection's calls wait, unread: its output must drain, or a call waits for its deferred reply.
-    private enum Pause {
-        case output
-        case reply
-    }
-
-    /// Stops handling this connection's calls until `reason` passes: the calls already read wait in `pending`,
-    /// and no more are read.
-    private func pause(for reason: Pause, _ connection: VarlinkConnection) {
-        switch reason {
-        case .output:
-            guard !pausedForOutput else { return }
-            pausedForOutput = true
-            connection.onDrained = { [weak self] in self?.resume(after: .output) }
-        case .reply:
-            guard !pausedForReply else { return }
-            pausedForReply = true
-            connection.onDeferredReplySent = { [weak self] in self?.resume(after: .reply) }
-        }
-        context?.channel.setOption(.autoRead, value: false).whenFailure { _ in }
-    }
-
-    private func resume(after reason: Pause) {
-        guard reason == .output ? pausedForOutput : pausedForReply else { return }
-        guard let context, let connection, !connection.isClosed else { return }
-        switch reason {
-        case .output:
-            pausedForOutput = false
-            connection.onDrained = nil
-        case .reply:
-            pausedForReply = false
-        }
-        processPending()
-        if !pausedForOutput && !pausedForReply && context.channel.isWritable {
-            context.channel.setOption(.autoRead, value: true).whenFailure { _ in }
-        }
-    }
-
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        port.logger.debug("connection error: \(error)", metadata: ["connection": "\(connection?.id ?? 0)"])
-        context.close(promise: nil)
-    }
-
-    private func processPending() {
-        processFrames()
-        accountPending()
-    }
-
-    /// Charges the bytes held in `pending` to the peer's uid, or fails the connection when its uid's budget
-    /// (``VarlinkServerLimits/maxBytesPerUid``) cannot take them; arms the timeout of an unfinished message.
-    private func accountPending() {
-        let held = pending?.readableBytes ?? 0
-        if unfinishedSince != nil && frameTimer == nil { armFrameTimer() }
-        guard held != chargedInput, let connection, !connection.isClosed else { return }
-        let uid = connection.credentials.uid
-        if held < chargedInput {
-            port.budget.release(chargedInput - held, of: uid)
-            chargedInput = held
-        } else if port.budget.charge(held - chargedInput, to: uid) {
-            chargedInput = held
-        } else {
-            pending = nil
-            failed = true
-            releaseInput()
-            connection.fail(
-                port.refusal(.uidBudget(maximum: port.limits.maxBytesPerUid)),
-                logMessage: "its uid's messages and subscriptions passed maxBytesPerUid")
-            return
-        }
-    }
-
-    /// A connection that is not writable holds at least ``VarlinkServerLimits/maxQueuedBytes`` of output: that much
-    /// is charged to its uid while it is, and the connection that would pass the uid's budget is closed.
-    private func chargeOutput(held: Bool) {
-        guard let connection, held != (chargedOutput > 0) else { return }
-        let uid = connection.credentials.uid
-        if !held {
-            port.budget.release(chargedOutput, of: uid)
-            chargedOutput = 0
-            return
-        }
-        let bytes = port.limits.maxQueuedBytes
-        guard port.budget.charge(bytes, to: uid) else {
-            port.logLimiter.log(
-                port.logger, .warning, source: "uid \(uid)", reason: "unread output passed maxBytesPerUid",
-                "closing a connection whose unread output passed its uid's budget",
-                metadata: ["connection": "\(connection.id)", "pid": "\(connection.credentials.pid)"])
-            connection.abort()
-            return
-        }
-        chargedOutput = bytes
-    }
-
-    private func releaseInput() {
-        guard chargedInput > 0, let connection else { return }
-        port.budget.release(chargedInput, of: connection.credentials.uid)
-        chargedInput = 0
-    }
-
-    /// Closes the connection when the message it began is still unfinished after ``VarlinkServerLimits/frameTimeout``.
-    private func armFrameTimer() {
-        guard let context, let since = unfinishedSince else { return }
-        let timeout = port.limits.frameTimeout
-        let deadline = since + TimeAmount(timeout)
-        frameTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-            frameTimer = nil
-            guard let started = unfinishedSince, !failed, let connection, !connection.isClosed else { return }
-            if started != since {
-                armFrameTimer()
-                return
-            }
-            pending = nil
-            failed = true
-            releaseInput()
-            connection.fail(
-                .protocolError("message unfinished after \(timeout)"),
-                logMessage: "message unfinished after frameTimeout")
-        }
-    }
-
-    private func processFrames() {
-        guard let endpoint else { return }
-        let connection = endpoint.connection
-        let maxMessageSize = port.limits.maxMessageSize
-        scanner.maxFrameSize = maxMessageSize
-        let budget = port.limits.maxQueuedBytes
-        while !connection.isClosing, var buffer = pending {
-            if connection.awaitsDeferredReply {
-                pause(for: .reply, connection)
-                return
-            }
-            if connection.isBackedUp(budget: budget) {
-                pause(for: .output, connection)
-                return
-            }
-            let readable = buffer.readableBytes
-            let scan = buffer.withUnsafeReadableBytes { scanner.scan($0) }
-            let end: Int
-            switch scan {
-            case .complete(let length):
-                end = length
-                unfinishedSince = nil
-            case .tooLong:
-                pending = nil
-                failed = true
-                connection.fail(
-                    .protocolError("message longer than the limit of \(maxMessageSize) bytes"),
-                    logMessage: "message longer than maxMessageSize"
-                )
-                return
-            case .incomplete:
-                if unfinishedSince == nil { unfinishedSince = .now() }
-                if buffer.readerIndex > 0 {
-                    // Keep the start of the message, not the whole buffer it was read into (which the caller may
-                    // still hold, so that compacting it in place would copy all of it).
-                    var start = ByteBufferAllocator().buffer(capacity: Swift.max(readable * 2, 512))
-                    start.writeBuffer(&buffer)
-                    pending = start
-                }
-                return
-            }
-            // `frame` keeps the bytes while the call is handled, whatever happens to `pending` meanwhile.
-            let frame = buffer
-            buffer.moveReaderIndex(forwardBy: end + 1)
-            pending = buffer.readableBytes > 0 ? buffer : nil
-            let handled = frame.withUnsafeReadableBytes { raw in
-                endpoint.dispatchFrame(UnsafeRawBufferPointer(rebasing: raw[0..<end]))
-            }
-            if handled { continue }
-            let limits = port.jsonLimits
-            let parsed: Result<VarlinkCall, VarlinkError> = frame.withUnsafeReadableBytes { raw in
-                Result { () throws(VarlinkError) in
-                    try VarlinkCall(parsing: UnsafeRawBufferPointer(rebasing: raw[0..<end]), limits: limits)
-                }
-            }
-            switch parsed {
-            case .success(let call):
-                endpoint.dispatchCall(call)
-            case .failure(let error):
-                pending = nil
-                failed = true
-                connection.fail(error, logMessage: "malformed message: \(error)")
-            }
-        }
+        reader.transportFailed(error)
     }
 }

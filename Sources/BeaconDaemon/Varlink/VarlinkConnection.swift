@@ -13,10 +13,10 @@ import NIOCore
 /// Output is queued and written once per event-loop tick for all connections together (``VarlinkTick``), so a burst
 /// of calls or events costs one `write` and one `flush` per connection and tick.
 ///
-/// A tick's replies are written straight to the socket with `send(2)` when SwiftNIO holds none of the connection's
-/// output: SwiftNIO's write path (a buffer, the pipeline, its queue of pending writes) is most of the instructions of
-/// a Get. What the socket does not take at once goes through SwiftNIO, which waits for the socket to drain, keeps the
-/// watermarks and closes the channel on an error.
+/// A tick's replies are written straight to the socket with `send(2)` when the transport holds none of the
+/// connection's output: SwiftNIO's write path (a buffer, the pipeline, its queue of pending writes) is most of the
+/// instructions of a Get. What the socket does not take at once goes through the transport (``VarlinkTransport``),
+/// which waits for the socket to drain, keeps the watermarks and closes on an error.
 package final class VarlinkConnection {
     /// Unique for the server's lifetime.
     package let id: Int
@@ -31,23 +31,15 @@ package final class VarlinkConnection {
     @exclusivity(unchecked) package private(set) var isStreaming = false
     @exclusivity(unchecked) package private(set) var isClosed = false
 
-    let channel: any Channel
-    /// The context of the connection's ``VarlinkChannelHandler``: output written there goes straight to the socket
-    /// channel's head, without entering the pipeline from its tail.
-    private let context: ChannelHandlerContext
-    /// The socket's descriptor for direct writes (``SocketDescriptor``); -1 when replies go through SwiftNIO only,
-    /// ``Self/beforeFirstFlush`` or ``Self/lookUpAtFlush`` until it is looked up.
-    @exclusivity(unchecked) private var descriptor: Int32
-    /// Whether replies are written to the socket directly, when SwiftNIO holds no output. From the connection's
-    /// second flush on: the first goes through SwiftNIO, the second looks the descriptor up. A client that asks once
-    /// (`beaconctl`) never pays for the look-up, and the first answer after socket activation does not wait for it:
-    /// the look-up's first run in a process resolves type metadata and conformances, about 1.6 million instructions
-    /// (`scripts/activation-time.sh`).
+    /// What carries the connection's bytes.
+    let transport: any VarlinkTransport
+    /// The socket's descriptor for direct writes (``SocketDescriptor``); -1 when replies go through the transport
+    /// only.
+    private let descriptor: Int32
+    /// Whether replies are written to the socket directly when the transport holds none of the output.
     package var writesDirectly: Bool { descriptor >= 0 }
-    private static let beforeFirstFlush: Int32 = -3
-    private static let lookUpAtFlush: Int32 = -2
-    /// SwiftNIO was handed output that it may not have written yet: a direct write must wait until it has.
-    @exclusivity(unchecked) private var channelMayHoldOutput = false
+    /// The transport was handed output that it may not have written yet: a direct write must wait until it has.
+    @exclusivity(unchecked) private var transportMayHoldOutput = false
     private let tick: VarlinkTick
     let logger: Logger
     /// Shared by the server's connections: log lines about clients are rate-limited per uid and reason.
@@ -68,15 +60,14 @@ package final class VarlinkConnection {
     @exclusivity(unchecked) private var tickReplyStart = 0
 
     init(
-        id: Int, credentials: PeerCredentials, context: ChannelHandlerContext, isSocket: Bool, tick: VarlinkTick,
+        id: Int, credentials: PeerCredentials, transport: any VarlinkTransport, tick: VarlinkTick,
         logger: Logger, logLimiter: LogLimiter, connectedUsec: Int64
     ) {
-        self.descriptor = isSocket ? Self.beforeFirstFlush : -1
+        self.descriptor = transport.socketDescriptor ?? -1
         self.logLimiter = logLimiter
         self.id = id
         self.credentials = credentials
-        self.channel = context.channel
-        self.context = context
+        self.transport = transport
         self.tick = tick
         self.logger = logger
         self.connectedUsec = connectedUsec
@@ -113,18 +104,12 @@ package final class VarlinkConnection {
     }
 
     /// Whether the peer takes its output fast enough (queued bytes below the high watermark).
-    package var isWritable: Bool { channel.isWritable }
+    package var isWritable: Bool { transport.isWritable }
 
     /// Bytes written to the socket layer and not yet taken by the peer, plus output queued for this tick.
     package var queuedBytes: Int {
-        let buffered = channelBufferedBytes ?? 0
+        let buffered = transport.heldBytes ?? 0
         return buffered + output.count + shared.reduce(0) { $0 + $1.readableBytes }
-    }
-
-    /// The connection's output that SwiftNIO holds, flushed or not, and has not yet written; `nil` once the channel is
-    /// closed.
-    private var channelBufferedBytes: Int? {
-        try? channel.syncOptions?.getOption(.bufferedWritableBytes)
     }
 
     /// A failure closes the connection once its output is written: no further call is handled.
@@ -133,7 +118,7 @@ package final class VarlinkConnection {
     /// Whether the output not yet taken by the peer reached `budget` bytes: then the connection's calls wait
     /// until it drains. Checks the socket's watermark and this tick's output, not the exact byte count.
     func isBackedUp(budget: Int) -> Bool {
-        !channel.isWritable || output.count >= budget
+        !transport.isWritable || output.count >= budget
     }
 
     /// Called once, on the event loop, after a flush that left the connection writable; set by a reader that
@@ -251,7 +236,7 @@ package final class VarlinkConnection {
     package func abort() {
         guard !isClosed else { return }
         markClosed()
-        channel.close(promise: nil)
+        transport.close()
     }
 
     /// Sends `error` (a protocol violation), logs it and closes the connection.
@@ -273,12 +258,8 @@ package final class VarlinkConnection {
         tickCalls = 0
         guard !output.isEmpty else { return }
         let buffer = outputBuffer()
-        channelMayHoldOutput = true
-        if flushing {
-            context.writeAndFlush(NIOAny(buffer), promise: nil)
-        } else {
-            context.write(NIOAny(buffer), promise: nil)
-        }
+        transportMayHoldOutput = true
+        transport.write(buffer, flush: flushing)
         clearOutput()
     }
 
@@ -303,17 +284,16 @@ package final class VarlinkConnection {
     private static let maxDirectBuffers = 16
 
     /// Writes the output and the shared buffers to the socket directly, in one `sendmsg`; returns whether all of
-    /// it was taken. What the socket did not take stays queued, in order, for SwiftNIO's write path, which also
-    /// meets any error of the socket again and closes the channel.
+    /// it was taken. What the socket did not take stays queued, in order, for the transport's write path, which also
+    /// meets any error of the socket again and closes the transport.
     private func writeDirectly() -> Bool {
         guard shared.count < Self.maxDirectBuffers else { return false }
-        if channelMayHoldOutput {
-            guard channelBufferedBytes == 0 else { return false }
-            channelMayHoldOutput = false
+        if transportMayHoldOutput {
+            guard transport.heldBytes == 0 else { return false }
+            transportMayHoldOutput = false
         }
-        // SwiftNIO marks the channel inactive right after closing its descriptor, before any other code runs: while
-        // it is active, the number is still this connection's socket.
-        guard channel.isActive else { return false }
+        // While the transport is active, the number is still this connection's socket.
+        guard transport.isActive else { return false }
         // What is written can no longer be taken back.
         tickCalls = 0
         var sent = sendQueued()
@@ -365,24 +345,10 @@ package final class VarlinkConnection {
         }
     }
 
-    /// At the first flush, marks the descriptor to be looked up at the next; at the second, looks it up.
-    private func advanceDescriptorLookUp() {
-        if descriptor == Self.beforeFirstFlush {
-            descriptor = Self.lookUpAtFlush
-            return
-        }
-        descriptor = -1
-        // Completes at once on the channel's event loop.
-        SocketDescriptor.of(channel).assumeIsolated().whenSuccess { [self] found in
-            if let found { descriptor = found }
-        }
-    }
-
     /// Writes and flushes everything queued.
     func flush() {
         isQueuedForFlush = false
         guard !isClosed else { return }
-        if descriptor < -1 { advanceDescriptorLookUp() }
         if descriptor >= 0 && !closeAfterFlush && (!output.isEmpty || !shared.isEmpty) && writeDirectly() {
             if onDrained != nil { notifyDrained() }
             return
@@ -395,22 +361,22 @@ package final class VarlinkConnection {
         }
         writeOutput()
         for buffer in shared {
-            channelMayHoldOutput = true
-            context.write(NIOAny(buffer), promise: nil)
+            transportMayHoldOutput = true
+            transport.write(buffer, flush: false)
         }
         shared.removeAll()
-        context.flush()
+        transport.flush()
         if closeAfterFlush {
             markClosed()
-            channel.close(promise: nil)
+            transport.close()
         }
         notifyDrained()
     }
 
     private func notifyDrained() {
-        guard let onDrained, channel.isWritable else { return }
+        guard let onDrained, transport.isWritable else { return }
         self.onDrained = nil
-        channel.eventLoop.assumeIsolated().execute(onDrained)
+        transport.eventLoop.assumeIsolated().execute(onDrained)
     }
 
     func markClosed() {

@@ -71,10 +71,9 @@ final class VarlinkServerPort {
     @exclusivity(unchecked) private(set) var jsonLimits: JSONLimits
     /// The error that tells a client why it is refused or closed, in the service's words. Set once by the core.
     var refusal: (VarlinkRefusal) -> VarlinkError = { _ in .permissionDenied() }
-    /// Admits a connection, saying whether its channel is a socket (whose replies may then be written to it
-    /// directly, ``SocketDescriptor``), or returns the error to send before closing it. Set once by the core, before
-    /// the first connection.
-    var admit: (ChannelHandlerContext, PeerCredentials, Bool) -> Result<VarlinkEndpoint, VarlinkError> = { _, _, _ in
+    /// Admits a connection, or returns the error to send before closing it. Set once by the core, before the first
+    /// connection.
+    var admit: (any VarlinkTransport, PeerCredentials) -> Result<VarlinkEndpoint, VarlinkError> = { _, _ in
         .failure(.permissionDenied())
     }
 

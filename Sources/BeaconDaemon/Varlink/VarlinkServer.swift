@@ -1,7 +1,7 @@
 import BeaconConfiguration
+import BeaconEventLoop
 import Logging
 import NIOCore
-import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +11,9 @@ import NIOPosix
 
 /// A varlink server on a Unix stream socket, serving one ``VarlinkService`` on one event loop.
 ///
-/// All connections share the loop, so the service's state needs no locks and fan-out never crosses threads.
+/// All connections share the loop, so the service's state needs no locks and fan-out never crosses threads. The
+/// loop is Beacon's own (`EpollEventLoop`): the server accepts and reads its sockets itself (``SocketListener``,
+/// ``SocketTransport``), without SwiftNIO's channels, whose per-message path was most of a Get's instructions.
 package final class VarlinkServer<Service: VarlinkService>: Sendable {
     /// Where to listen.
     package enum Listener: Sendable, Hashable {
@@ -23,45 +25,45 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
 
     package let eventLoop: any EventLoop
     package let address: String
-    private let serverChannel: any Channel
+    private let listener: NIOLoopBound<SocketListener>
     private let core: NIOLoopBound<VarlinkServerCore<Service>>
     /// The socket file the server bound, identified by device and inode: a later server may bind a new file at
     /// the same path, which this one must not remove.
     private let socketFile: SocketFile?
-    /// The event loop group the server created for itself, shut down with the server.
-    private let ownedGroup: MultiThreadedEventLoopGroup?
+    /// The event loop the server started for itself, shut down with the server.
+    private let ownedLoop: EpollEventLoop?
 
     private init(
-        eventLoop: any EventLoop,
+        eventLoop: EpollEventLoop,
         address: String,
-        serverChannel: any Channel,
+        listener: NIOLoopBound<SocketListener>,
         core: NIOLoopBound<VarlinkServerCore<Service>>,
         socketFile: SocketFile?,
-        ownedGroup: MultiThreadedEventLoopGroup?
+        ownedLoop: EpollEventLoop?
     ) {
         self.eventLoop = eventLoop
         self.address = address
-        self.serverChannel = serverChannel
+        self.listener = listener
         self.core = core
         self.socketFile = socketFile
-        self.ownedGroup = ownedGroup
+        self.ownedLoop = ownedLoop
     }
 
     /// Starts listening. `makeService` runs on the server's event loop and creates the service the server
     /// dispatches to. Without `eventLoop`, the server runs on a thread of its own, ended by ``shutdown()``.
     package static func start(
-        on eventLoop: (any EventLoop)? = nil,
+        on eventLoop: EpollEventLoop? = nil,
         listener: Listener,
         info: VarlinkServiceInfo,
         limits: VarlinkServerLimits = VarlinkServerLimits(),
         logger: Logger = Logger(label: "varlink"),
         makeService: @escaping @Sendable () throws -> Service
     ) async throws -> VarlinkServer {
-        let ownedGroup = eventLoop == nil ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
+        let ownedLoop = eventLoop == nil ? try EpollEventLoop.start(name: "varlink-server") : nil
         do {
             return try await start(
-                eventLoop: eventLoop ?? ownedGroup!.next(),
-                ownedGroup: ownedGroup,
+                eventLoop: eventLoop ?? ownedLoop!,
+                ownedLoop: ownedLoop,
                 listener: listener,
                 info: info,
                 limits: limits,
@@ -69,14 +71,14 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
                 makeService: makeService
             )
         } catch {
-            try? await ownedGroup?.shutdownGracefully()
+            try? await ownedLoop?.shutdownGracefully()
             throw error
         }
     }
 
     private static func start(
-        eventLoop: any EventLoop,
-        ownedGroup: MultiThreadedEventLoopGroup?,
+        eventLoop: EpollEventLoop,
+        ownedLoop: EpollEventLoop?,
         listener: Listener,
         info: VarlinkServiceInfo,
         limits: VarlinkServerLimits,
@@ -101,60 +103,45 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
                 eventLoop: eventLoop
             )
         }.get()
-        let bootstrap = ServerBootstrap(group: eventLoop)
-            .serverChannelOption(.backlog, value: listenBacklog)
-            .serverChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(logger: logger))
-                }
-            }
-            .childChannelOption(.maxMessagesPerRead, value: 16)
-            .childChannelOption(.recvAllocator, value: receiveSizes)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(core.value.makeHandler())
-                }
-            }
+        let descriptor: Int32
+        let socketFile: SocketFile?
         switch listener {
         case .unixPath(let path):
             try prepareSocketPath(path)
-            // Bound here rather than by NIO, which would remove whatever file is at the path when the channel
-            // closes, even one that a newer server bound there since.
-            let fd = try bindListeningSocket(path)
-            let channel: any Channel
-            do {
-                channel = try await bootstrap.withBoundSocket(fd).get()
-                try relisten(fd)
-            } catch {
-                close(fd)
-                unlink(path)
-                throw error
-            }
-            return VarlinkServer(
-                eventLoop: eventLoop,
-                address: address,
-                serverChannel: channel,
-                core: core,
-                socketFile: SocketFile(path: path),
-                ownedGroup: ownedGroup
-            )
+            // Bound here, and removed at shutdown only while the path still names this socket: a newer server
+            // may have bound a new one there since.
+            descriptor = try bindListeningSocket(path)
+            socketFile = SocketFile(path: path)
         case .descriptor(let fd):
-            let channel = try await bootstrap.withBoundSocket(fd).get()
-            do {
-                try relisten(fd)
-            } catch {
-                try? await channel.close()
-                throw error
-            }
-            return VarlinkServer(
-                eventLoop: eventLoop,
-                address: address,
-                serverChannel: channel,
-                core: core,
-                socketFile: nil,
-                ownedGroup: ownedGroup
-            )
+            // The service manager's `Backlog=` may be short; the kernel caps this at `net.core.somaxconn`.
+            try relisten(fd)
+            descriptor = fd
+            socketFile = nil
         }
+        let socketListener: NIOLoopBound<SocketListener>
+        do {
+            socketListener = try await eventLoop.submit {
+                let socketListener = SocketListener(descriptor: descriptor, loop: eventLoop, logger: logger) { client in
+                    core.value.accept(client, on: eventLoop)
+                }
+                try socketListener.open()
+                return NIOLoopBound(socketListener, eventLoop: eventLoop)
+            }.get()
+        } catch {
+            if case .unixPath(let path) = listener {
+                close(descriptor)
+                unlink(path)
+            }
+            throw error
+        }
+        return VarlinkServer(
+            eventLoop: eventLoop,
+            address: address,
+            listener: socketListener,
+            core: core,
+            socketFile: socketFile,
+            ownedLoop: ownedLoop
+        )
     }
 
     /// Makes sure the socket's directory exists and is private, and removes a stale socket left by a daemon that
@@ -194,20 +181,11 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
         return address
     }
 
-    /// How much a connection reads at once: it starts small and doubles while reads fill it (up to 64 KiB), and
-    /// halves after two reads that fill less than half. The buffer of the last read stays with the connection for the
-    /// next one, so the start size is what every idle connection keeps: SwiftNIO's default of 2 KiB was a third of
-    /// an idle connection's memory.
-    static var receiveSizes: AdaptiveRecvByteBufferAllocator {
-        AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65536)
-    }
-
     /// The listen queue of a socket the server binds. Glibc's `SOMAXCONN` is 128, too few for a session's
     /// clients starting together; the kernel caps this at `net.core.somaxconn` (4096 by default).
     static var listenBacklog: Int32 { 4096 }
 
-    /// Sets the listen queue of `fd` again: NIO's adoption of a bound socket calls `listen` with a queue of 128,
-    /// whatever the channel's backlog option or the service manager's `Backlog=` said.
+    /// Sets the listen queue of a socket passed by the service manager, whatever its `Backlog=` said.
     private static func relisten(_ fd: Int32) throws {
         guard listen(fd, listenBacklog) == 0 else {
             throw VarlinkServerError(message: "cannot listen: \(String(cString: strerror(errno)))")
@@ -302,11 +280,12 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
 
     /// Stops accepting, closes every connection after writing what is queued, and removes the socket file.
     package func shutdown() async {
-        try? await serverChannel.close()
+        let listener = self.listener
+        try? await eventLoop.submit { listener.value.close() }.get()
         socketFile?.removeIfUnchanged()
         let core = self.core
         let closed = try? await eventLoop.submit {
-            let futures = core.value.connections.values.map { $0.channel.closeFuture }
+            let futures = core.value.connections.values.map { $0.transport.closeFuture }
             core.value.closeAll()
             return futures
         }.get()
@@ -315,57 +294,7 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
         }
         // What the closing connections changed (ephemeral properties) is committed and published.
         try? await eventLoop.submit { core.value.service.tickEnded() }.get()
-        try? await ownedGroup?.shutdownGracefully()
-    }
-}
-
-/// What the server does when `accept` fails, most often because the process or the system ran out of file
-/// descriptors: it stops accepting for a while instead of retrying at once, logs that once per interval, and goes
-/// on by itself. The connections waiting meanwhile stay in the listen queue.
-///
-/// NIO's own `AcceptBackoffHandler` delays the next read, but a failed accept leaves the listening socket's read
-/// pending and registered, so the event loop would retry at once, forever: this handler turns `autoRead` off,
-/// which unregisters the socket, and on again after the pause.
-final class AcceptPauseHandler: ChannelInboundHandler {
-    typealias InboundIn = any Channel
-    typealias InboundOut = any Channel
-
-    /// How long accepting pauses after a failure.
-    static let pause = TimeAmount.milliseconds(250)
-    /// At most one log line per this interval, with the number of failures since the last.
-    static let logInterval: UInt64 = 10_000_000_000
-
-    private let logger: Logger
-    private var lastLogged: NIODeadline?
-    private var failures = 0
-    private var paused = false
-
-    init(logger: Logger) {
-        self.logger = logger
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let error = error as? IOError else {
-            context.fireErrorCaught(error)
-            return
-        }
-        failures += 1
-        let now = NIODeadline.now()
-        if lastLogged.map({ now.uptimeNanoseconds - $0.uptimeNanoseconds >= Self.logInterval }) ?? true {
-            logger.error(
-                "cannot accept connections, pausing accept: \(error)",
-                metadata: ["failures": "\(failures)", "errno": "\(error.errnoCode)"])
-            lastLogged = now
-            failures = 0
-        }
-        guard !paused else { return }
-        paused = true
-        let channel = context.channel
-        channel.setOption(.autoRead, value: false).whenFailure { _ in }
-        context.eventLoop.assumeIsolated().scheduleTask(in: Self.pause) { [self] in
-            paused = false
-            channel.setOption(.autoRead, value: true).whenFailure { _ in }
-        }
+        try? await ownedLoop?.shutdownGracefully()
     }
 }
 

@@ -1,3 +1,4 @@
+import BeaconEventLoop
 import BeaconProtocol
 import Logging
 import NIOCore
@@ -132,8 +133,8 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         port = VarlinkServerPort(tick: tick, logger: logger, limits: limits)
         // The core owns the port and outlives every connection.
         port.refusal = { [unowned(unsafe) service] in service.error(refusing: $0) }
-        port.admit = { [unowned(unsafe) self] context, credentials, isSocket in
-            self.open(context: context, credentials: credentials, isSocket: isSocket)
+        port.admit = { [unowned(unsafe) self] transport, credentials in
+            self.open(transport: transport, credentials: credentials)
         }
         service.attached(
             to: VarlinkServerContext(eventLoop: eventLoop, address: address, budget: port.budget, tick: tick))
@@ -143,13 +144,21 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     package func update(limits newLimits: VarlinkServerLimits) {
         port.update(limits: newLimits)
         for connection in connections.values {
-            try? connection.channel.syncOptions?.setOption(.writeBufferWaterMark, value: newLimits.waterMark)
+            connection.transport.setWaterMark(newLimits.waterMark)
         }
     }
 
-    /// The handler a new channel's pipeline reads with. `credentials` stands for the peer's when the channel is
-    /// not a socket (in-process tests).
-    package func makeHandler(credentials: PeerCredentials? = nil) -> VarlinkChannelHandler {
+    /// Serves `descriptor`, a connection just accepted: it is read on `loop` once its peer is admitted.
+    func accept(_ descriptor: Int32, on loop: EpollEventLoop) {
+        let transport = SocketTransport(descriptor: descriptor, loop: loop)
+        let reader = VarlinkReader(port: port, transport: transport)
+        transport.reader = reader
+        guard transport.open() else { return }
+        reader.activate(credentials: PeerCredentials.of(descriptor: descriptor))
+    }
+
+    /// The handler a SwiftNIO channel's pipeline reads with (in-process tests): `credentials` stand for the peer's.
+    package func makeHandler(credentials: PeerCredentials) -> VarlinkChannelHandler {
         VarlinkChannelHandler(port: port, credentials: credentials)
     }
 
@@ -158,9 +167,8 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     /// Admits a connection, or returns the error that says why not (and logs it) when its uid is not served or
     /// over its limit.
     private func open(
-        context: ChannelHandlerContext,
-        credentials: PeerCredentials,
-        isSocket: Bool
+        transport: any VarlinkTransport,
+        credentials: PeerCredentials
     ) -> Result<VarlinkEndpoint, VarlinkError> {
         guard credentials.uid == ownUID || limits.allowedUIDs.contains(credentials.uid) else {
             port.logLimiter.log(
@@ -185,15 +193,14 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         let connection = VarlinkConnection(
             id: id,
             credentials: credentials,
-            context: context,
-            isSocket: isSocket,
+            transport: transport,
             tick: tick,
             logger: logger,
             logLimiter: port.logLimiter,
             connectedUsec: WallClock.nowUsec()
         )
         connections[id] = connection
-        try? context.channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.waterMark)
+        transport.setWaterMark(limits.waterMark)
         let client = service.connectionOpened(connection)
         return .success(
             VarlinkEndpoint(

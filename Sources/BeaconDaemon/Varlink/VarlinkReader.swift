@@ -1,0 +1,333 @@
+import BeaconProtocol
+import NIOCore
+
+/// Splits the byte stream of one connection into NUL-terminated messages, parses each as a varlink call and hands
+/// it to the service through the connection's ``VarlinkEndpoint``. Malformed input gets `io.beacon.ProtocolError`
+/// and a closed connection.
+///
+/// Whatever carries the bytes (``VarlinkTransport``) tells the reader what happens: ``activate(credentials:)``,
+/// ``received(_:)``, ``readComplete()``, ``writabilityChanged()`` and ``closed()``.
+final class VarlinkReader {
+    // Used on the transport's event loop only, and no access to these spans a call that could reach them again: they
+    // skip the runtime exclusivity checks, which are made several times for every message.
+    private let port: VarlinkServerPort
+    private let transport: any VarlinkTransport
+    @exclusivity(unchecked) private var endpoint: VarlinkEndpoint?
+    private var connection: VarlinkConnection? { endpoint?.connection }
+    /// Received bytes not yet consumed as complete messages.
+    @exclusivity(unchecked) private var pending: ByteBuffer?
+    /// Where the frame at the start of `pending` ends.
+    @exclusivity(unchecked) private var scanner: VarlinkFrameScanner
+    @exclusivity(unchecked) private var refused = false
+    /// A malformed message closed the connection: nothing after it is read.
+    @exclusivity(unchecked) private var failed = false
+    /// Between a ``received(_:)`` and the ``readComplete()`` that ends its read burst.
+    @exclusivity(unchecked) private var inReadBurst = false
+    /// Bytes of `pending` charged to the peer's uid.
+    @exclusivity(unchecked) private var chargedInput = 0
+    /// Output charged to the peer's uid while the connection is not writable.
+    private var chargedOutput = 0
+    /// When the message at the start of `pending` began, while it is unfinished.
+    private var unfinishedSince: NIODeadline?
+    private var frameTimer: Scheduled<Void>?
+    /// The peer does not take its output: its calls wait, unread, until the output drains.
+    @exclusivity(unchecked) private var pausedForOutput = false
+    /// Waiting for the deferred reply of a call (``VarlinkConnection/deferReply()``).
+    @exclusivity(unchecked) private var pausedForReply = false
+
+    init(port: VarlinkServerPort, transport: any VarlinkTransport) {
+        self.port = port
+        self.transport = transport
+        self.scanner = VarlinkFrameScanner(maxFrameSize: port.limits.maxMessageSize)
+    }
+
+    /// The transport is open and its peer's credentials are known (or could not be read): the connection is
+    /// admitted or refused.
+    func activate(credentials: Result<PeerCredentials, any Error>) {
+        switch credentials {
+        case .success(let credentials):
+            switch port.admit(transport, credentials) {
+            case .success(let endpoint):
+                self.endpoint = endpoint
+                processPending()
+            case .failure(let error):
+                refuse(with: error)
+            }
+        case .failure(let error):
+            port.logger.warning("cannot read the peer credentials: \(error)")
+            refused = true
+            pending = nil
+            transport.close()
+        }
+    }
+
+    /// Sends `error`, then closes: a refused client learns why.
+    private func refuse(with error: VarlinkError) {
+        refused = true
+        pending = nil
+        var bytes: [UInt8] = []
+        VarlinkReply(error: error).encode(into: &bytes)
+        transport.sendAndClose(ByteBufferAllocator().buffer(bytes: bytes))
+    }
+
+    /// The transport closed.
+    func closed() {
+        readComplete()
+        pausedForOutput = false
+        pausedForReply = false
+        releaseInput()
+        chargeOutput(held: false)
+        frameTimer?.cancel()
+        frameTimer = nil
+        pending = nil
+        if let endpoint {
+            self.endpoint = nil
+            endpoint.closed()
+        }
+    }
+
+    /// Bytes arrived; a read burst lasts until ``readComplete()``.
+    func received(_ data: ByteBuffer) {
+        if !inReadBurst {
+            inReadBurst = true
+            port.tick.readBurstBegan()
+        }
+        guard !refused && !failed else { return }
+        var bytes = data
+        guard pending != nil else {
+            pending = bytes
+            processPending()
+            return
+        }
+        // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
+        // copied, and take the messages after it from the buffer they were read into.
+        let nul: Int? = bytes.withUnsafeReadableBytes { raw in
+            guard connection != nil else { return nil }
+            var probe = VarlinkFrameScanner(maxFrameSize: .max)
+            guard case .complete(let length) = probe.scan(raw) else { return nil }
+            return length
+        }
+        guard let nul, var head = bytes.readSlice(length: nul + 1) else {
+            pending!.writeBuffer(&bytes)
+            processPending()
+            return
+        }
+        pending!.writeBuffer(&head)
+        processPending()
+        guard !refused, !failed, let connection, !connection.isClosed, bytes.readableBytes > 0 else { return }
+        if pending == nil {
+            pending = bytes
+            scanner.reset()
+        } else {
+            pending!.writeBuffer(&bytes)
+        }
+        processPending()
+    }
+
+    /// The transport read all there was for now: the calls of the read burst are answered now, not in a task at the
+    /// end of the tick.
+    func readComplete() {
+        guard inReadBurst else { return }
+        inReadBurst = false
+        port.tick.readBurstEnded()
+    }
+
+    /// The transport's output went above its high watermark or below its low one.
+    func writabilityChanged() {
+        let writable = transport.isWritable
+        chargeOutput(held: !writable)
+        // A peer that does not read its replies is not read from either.
+        transport.setReading(writable && !pausedForOutput && !pausedForReply)
+        if writable, let endpoint {
+            endpoint.becameWritable()
+            if pausedForOutput { resume(after: .output) }
+        }
+    }
+
+    /// Why the connection's calls wait, unread: its output must drain, or a call waits for its deferred reply.
+    private enum Pause {
+        case output
+        case reply
+    }
+
+    /// Stops handling this connection's calls until `reason` passes: the calls already read wait in `pending`,
+    /// and no more are read.
+    private func pause(for reason: Pause, _ connection: VarlinkConnection) {
+        switch reason {
+        case .output:
+            guard !pausedForOutput else { return }
+            pausedForOutput = true
+            connection.onDrained = { [weak self] in self?.resume(after: .output) }
+        case .reply:
+            guard !pausedForReply else { return }
+            pausedForReply = true
+            connection.onDeferredReplySent = { [weak self] in self?.resume(after: .reply) }
+        }
+        transport.setReading(false)
+    }
+
+    private func resume(after reason: Pause) {
+        guard reason == .output ? pausedForOutput : pausedForReply else { return }
+        guard let connection, !connection.isClosed else { return }
+        switch reason {
+        case .output:
+            pausedForOutput = false
+            connection.onDrained = nil
+        case .reply:
+            pausedForReply = false
+        }
+        processPending()
+        if !pausedForOutput && !pausedForReply && transport.isWritable {
+            transport.setReading(true)
+        }
+    }
+
+    /// The transport met an error: it is logged and the transport closed.
+    func transportFailed(_ error: any Error) {
+        port.logger.debug("connection error: \(error)", metadata: ["connection": "\(connection?.id ?? 0)"])
+        transport.close()
+    }
+
+    private func processPending() {
+        processFrames()
+        accountPending()
+    }
+
+    /// Charges the bytes held in `pending` to the peer's uid, or fails the connection when its uid's budget
+    /// (``VarlinkServerLimits/maxBytesPerUid``) cannot take them; arms the timeout of an unfinished message.
+    private func accountPending() {
+        let held = pending?.readableBytes ?? 0
+        if unfinishedSince != nil && frameTimer == nil { armFrameTimer() }
+        guard held != chargedInput, let connection, !connection.isClosed else { return }
+        let uid = connection.credentials.uid
+        if held < chargedInput {
+            port.budget.release(chargedInput - held, of: uid)
+            chargedInput = held
+        } else if port.budget.charge(held - chargedInput, to: uid) {
+            chargedInput = held
+        } else {
+            pending = nil
+            failed = true
+            releaseInput()
+            connection.fail(
+                port.refusal(.uidBudget(maximum: port.limits.maxBytesPerUid)),
+                logMessage: "its uid's messages and subscriptions passed maxBytesPerUid")
+            return
+        }
+    }
+
+    /// A connection that is not writable holds at least ``VarlinkServerLimits/maxQueuedBytes`` of output: that much
+    /// is charged to its uid while it is, and the connection that would pass the uid's budget is closed.
+    private func chargeOutput(held: Bool) {
+        guard let connection, held != (chargedOutput > 0) else { return }
+        let uid = connection.credentials.uid
+        if !held {
+            port.budget.release(chargedOutput, of: uid)
+            chargedOutput = 0
+            return
+        }
+        let bytes = port.limits.maxQueuedBytes
+        guard port.budget.charge(bytes, to: uid) else {
+            port.logLimiter.log(
+                port.logger, .warning, source: "uid \(uid)", reason: "unread output passed maxBytesPerUid",
+                "closing a connection whose unread output passed its uid's budget",
+                metadata: ["connection": "\(connection.id)", "pid": "\(connection.credentials.pid)"])
+            connection.abort()
+            return
+        }
+        chargedOutput = bytes
+    }
+
+    private func releaseInput() {
+        guard chargedInput > 0, let connection else { return }
+        port.budget.release(chargedInput, of: connection.credentials.uid)
+        chargedInput = 0
+    }
+
+    /// Closes the connection when the message it began is still unfinished after ``VarlinkServerLimits/frameTimeout``.
+    private func armFrameTimer() {
+        guard let since = unfinishedSince else { return }
+        let timeout = port.limits.frameTimeout
+        let deadline = since + TimeAmount(timeout)
+        frameTimer = transport.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            frameTimer = nil
+            guard let started = unfinishedSince, !failed, let connection, !connection.isClosed else { return }
+            if started != since {
+                armFrameTimer()
+                return
+            }
+            pending = nil
+            failed = true
+            releaseInput()
+            connection.fail(
+                .protocolError("message unfinished after \(timeout)"),
+                logMessage: "message unfinished after frameTimeout")
+        }
+    }
+
+    private func processFrames() {
+        guard let endpoint else { return }
+        let connection = endpoint.connection
+        let maxMessageSize = port.limits.maxMessageSize
+        scanner.maxFrameSize = maxMessageSize
+        let budget = port.limits.maxQueuedBytes
+        while !connection.isClosing, var buffer = pending {
+            if connection.awaitsDeferredReply {
+                pause(for: .reply, connection)
+                return
+            }
+            if connection.isBackedUp(budget: budget) {
+                pause(for: .output, connection)
+                return
+            }
+            let readable = buffer.readableBytes
+            let scan = buffer.withUnsafeReadableBytes { scanner.scan($0) }
+            let end: Int
+            switch scan {
+            case .complete(let length):
+                end = length
+                unfinishedSince = nil
+            case .tooLong:
+                pending = nil
+                failed = true
+                connection.fail(
+                    .protocolError("message longer than the limit of \(maxMessageSize) bytes"),
+                    logMessage: "message longer than maxMessageSize"
+                )
+                return
+            case .incomplete:
+                if unfinishedSince == nil { unfinishedSince = .now() }
+                if buffer.readerIndex > 0 {
+                    // Keep the start of the message, not the whole buffer it was read into (which the caller may
+                    // still hold, so that compacting it in place would copy all of it).
+                    var start = ByteBufferAllocator().buffer(capacity: Swift.max(readable * 2, 512))
+                    start.writeBuffer(&buffer)
+                    pending = start
+                }
+                return
+            }
+            // `frame` keeps the bytes while the call is handled, whatever happens to `pending` meanwhile.
+            let frame = buffer
+            buffer.moveReaderIndex(forwardBy: end + 1)
+            pending = buffer.readableBytes > 0 ? buffer : nil
+            let handled = frame.withUnsafeReadableBytes { raw in
+                endpoint.dispatchFrame(UnsafeRawBufferPointer(rebasing: raw[0..<end]))
+            }
+            if handled { continue }
+            let limits = port.jsonLimits
+            let parsed: Result<VarlinkCall, VarlinkError> = frame.withUnsafeReadableBytes { raw in
+                Result { () throws(VarlinkError) in
+                    try VarlinkCall(parsing: UnsafeRawBufferPointer(rebasing: raw[0..<end]), limits: limits)
+                }
+            }
+            switch parsed {
+            case .success(let call):
+                endpoint.dispatchCall(call)
+            case .failure(let error):
+                pending = nil
+                failed = true
+                connection.fail(error, logMessage: "malformed message: \(error)")
+            }
+        }
+    }
+}
