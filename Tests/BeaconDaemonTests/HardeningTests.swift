@@ -358,7 +358,12 @@ struct UnreadRepliesTests {
         }
         let grown = try Self.residentKiB(daemon.pid) - baseline
         #expect(grown < 64 * 1024, "the daemon grew by \(grown) KiB")
+        // Gone while it is not read from: the daemon hears of the hang-up all the same and closes the connection
+        // (an event loop that only watched for bytes to read would not, and would hear of it again and again).
         hostile.close()
+        try waitUntil("the hostile client's connection is closed", within: .seconds(10)) {
+            (try bystander.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:])["clients"] == 2
+        }
         #expect(try bystander.set("after.hostile", true) > 0)
     }
 }

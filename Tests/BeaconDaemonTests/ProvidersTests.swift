@@ -99,6 +99,25 @@ struct ProvidersTests {
         #expect(gone.error == "io.beacon.Properties.KeyNotFound")
     }
 
+    @Test("a caller that hangs up while its Set waits for the provider is closed at once, not when the answer comes")
+    func callerHangsUpWhileWaiting() throws {
+        let daemon = try TestDaemon()
+        let providerStream = try daemon.connect()
+        _ = try register(providerStream, ["fleet.**"])
+        let observer = try daemon.connect()
+        let caller = try daemon.connect()
+        // The Set waits for the provider; the connection is not read from meanwhile, so the Get stays unread.
+        caller.send("io.beacon.Properties.Set", ["key": "fleet.mode", "value": "eco"])
+        caller.send("io.beacon.Properties.Get", ["key": "fleet.mode"])
+        _ = try nextRequest(providerStream)
+        caller.close()
+        // The daemon is told of the hang-up although it does not read the connection (level-triggered, it would
+        // otherwise be told again and again, and keep the connection until the provider answers).
+        try waitUntil("the caller's connection is closed", within: .seconds(10)) {
+            (try observer.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:])["clients"] == 2
+        }
+    }
+
     @Test("published changes: older ones are ignored, equal values change nothing, resync deletes the rest")
     func publishing() throws {
         let daemon = try TestDaemon()
