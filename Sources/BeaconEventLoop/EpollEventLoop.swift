@@ -39,6 +39,19 @@ public final class EpollEventLoop: @unchecked Sendable {
         case task(UnownedJob)
     }
 
+    /// A scheduled task as the loop keeps it, on the loop only. The job that adds it to the queue and its
+    /// cancellation share it: a cancellation that comes first keeps it from being added.
+    private final class TimerEntry: @unchecked Sendable {
+        /// Runs the task (`true`), or fails its promise when the loop stops first (`false`).
+        let body: (Bool) -> Void
+        /// It ran, failed or was cancelled: nothing more happens to it.
+        var done = false
+
+        init(body: @escaping (Bool) -> Void) {
+            self.body = body
+        }
+    }
+
     /// A timer in the queue: when it is due, and its number, which orders timers due at once and finds the body.
     private struct Timer: Comparable {
         let deadline: UInt64
@@ -71,10 +84,20 @@ public final class EpollEventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var jobs: [Job] = []
     @exclusivity(unchecked) private var spareJobs: [Job] = []
     @exclusivity(unchecked) private var timers = Heap<Timer>()
-    /// What each timer runs: its task (`true`), or the failure of its promise when the loop stops first (`false`).
-    @exclusivity(unchecked) private var timerBodies: [UInt64: (Bool) -> Void] = [:]
-    /// The handler of each registered descriptor, by descriptor number.
-    @exclusivity(unchecked) private var handlers: [(any EpollHandler)?] = []
+    /// The timers in the queue that have neither run nor been cancelled, by number.
+    @exclusivity(unchecked) private var timerBodies: [UInt64: TimerEntry] = [:]
+    /// The loop is stopping: a timer scheduled now fails at once.
+    @exclusivity(unchecked) private var finishing = false
+    /// The handler of each registered descriptor, by descriptor number, with the registration's generation.
+    @exclusivity(unchecked) private var handlers: [Registration?] = []
+    @exclusivity(unchecked) private var generation: UInt32 = 0
+
+    /// A registered descriptor's handler. The generation tells this registration's events from those a previous
+    /// registration of the same descriptor number left in the round (the number is reused once it is closed).
+    private struct Registration {
+        let generation: UInt32
+        let handler: any EpollHandler
+    }
     /// Where `epoll_wait` reports.
     private let events: UnsafeMutablePointer<epoll_event>
     private let eventCapacity: Int32 = 64
@@ -149,25 +172,33 @@ public final class EpollEventLoop: @unchecked Sendable {
     /// until ``deregister(_:)``; it does not own the descriptor, which must be deregistered before it is closed.
     public func register(_ fd: Int32, interest: EpollInterest, handler: any EpollHandler) throws(EpollError) {
         assertInEventLoop()
-        try control(EPOLL_CTL_ADD, fd, interest)
+        generation &+= 1
+        try control(EPOLL_CTL_ADD, fd, interest, generation)
         let index = Int(fd)
         if index >= handlers.count {
             handlers.append(contentsOf: repeatElement(nil, count: index + 1 - handlers.count))
         }
-        handlers[index] = handler
+        handlers[index] = Registration(generation: generation, handler: handler)
     }
 
     /// Changes what `fd`'s handler is told of. On the loop only.
     public func reregister(_ fd: Int32, interest: EpollInterest) throws(EpollError) {
         assertInEventLoop()
-        try control(EPOLL_CTL_MOD, fd, interest)
+        let index = Int(fd)
+        guard index >= 0, index < handlers.count, let registration = handlers[index] else {
+            throw EpollError(call: "epoll_ctl", errno: ENOENT)
+        }
+        try control(EPOLL_CTL_MOD, fd, interest, registration.generation)
     }
 
-    /// Adds `fd` to the epoll set or changes its entry; the event's data is the descriptor's number.
-    private func control(_ operation: Int32, _ fd: Int32, _ interest: EpollInterest) throws(EpollError) {
+    /// Adds `fd` to the epoll set or changes its entry; the event's data is the descriptor's number and, above it,
+    /// the registration's generation.
+    private func control(
+        _ operation: Int32, _ fd: Int32, _ interest: EpollInterest, _ generation: UInt32
+    ) throws(EpollError) {
         var event = epoll_event()
         event.events = interest.epollEvents
-        event.data.u64 = UInt64(UInt32(bitPattern: fd))
+        event.data.u64 = UInt64(generation) << 32 | UInt64(UInt32(bitPattern: fd))
         guard epoll_ctl(epollFD, operation, fd, &event) == 0 else {
             throw EpollError(call: "epoll_ctl", errno: errno)
         }
@@ -204,9 +235,11 @@ public final class EpollEventLoop: @unchecked Sendable {
                     stopping = takeInbox()
                     continue
                 }
-                let fd = Int(event.data.u64)
-                guard fd < handlers.count, let handler = handlers[fd] else { continue }
-                handler.ready(EpollReadiness(rawValue: event.events))
+                let fd = Int(truncatingIfNeeded: event.data.u64 & 0xffff_ffff)
+                guard fd < handlers.count, let registration = handlers[fd],
+                    registration.generation == UInt32(truncatingIfNeeded: event.data.u64 >> 32)
+                else { continue }
+                registration.handler.ready(EpollReadiness(rawValue: event.events))
             }
             if !timers.isEmpty { runDueTimers() }
             if stopping {
@@ -265,7 +298,10 @@ public final class EpollEventLoop: @unchecked Sendable {
         let now = NIODeadline.now().uptimeNanoseconds
         while let first = timers.min, first.deadline <= now {
             _ = timers.popMin()
-            if let body = timerBodies.removeValue(forKey: first.number) { body(true) }
+            if let entry = timerBodies.removeValue(forKey: first.number) {
+                entry.done = true
+                entry.body(true)
+            }
         }
         // Cancelled timers wait in the heap until they come first; keep them from outnumbering the live ones.
         if timers.count > 64 && timers.count > 2 * timerBodies.count {
@@ -274,6 +310,7 @@ public final class EpollEventLoop: @unchecked Sendable {
     }
 
     private func finish() {
+        finishing = true
         // Jobs queued until the loop closes still run, and so do the jobs they queue.
         while true {
             runJobs()
@@ -292,7 +329,10 @@ public final class EpollEventLoop: @unchecked Sendable {
         let pending = timers.unordered.sorted().compactMap { timerBodies[$0.number] }
         timerBodies.removeAll()
         timers = Heap()
-        for body in pending { body(false) }
+        for entry in pending {
+            entry.done = true
+            entry.body(false)
+        }
         while !jobs.isEmpty { runJobs() }
         for index in handlers.indices where handlers[index] != nil {
             _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, Int32(index), nil)
@@ -300,6 +340,8 @@ public final class EpollEventLoop: @unchecked Sendable {
         }
         Glibc.close(wakeFD)
         Glibc.close(epollFD)
+        // The thread may end and its identifier be reused: no thread is the loop's any more.
+        thread.store(UInt.max, ordering: .relaxed)
         let callbacks = stopped.withLock { stopped in
             stopped.done = true
             defer { stopped.callbacks.removeAll() }
@@ -348,25 +390,32 @@ public final class EpollEventLoop: @unchecked Sendable {
                 promise.fail(error)
             }
         }
+        let entry = TimerEntry(body: body)
         if inEventLoop {
-            addTimer(deadline: deadline, number: number, body: body)
+            addTimer(deadline: deadline, number: number, entry: entry)
         } else {
-            let transfer = UnsafeTransfer(body)
-            queue(.closure { self.addTimer(deadline: deadline, number: number, body: transfer.value) })
+            queue(.closure { self.addTimer(deadline: deadline, number: number, entry: entry) })
         }
         return Scheduled(promise: promise) { [self] in
             let cancel: @Sendable () -> Void = {
-                if self.timerBodies.removeValue(forKey: number) != nil {
-                    promise.fail(EventLoopError.cancelled)
-                }
+                guard !entry.done else { return }
+                entry.done = true
+                self.timerBodies[number] = nil
+                promise.fail(EventLoopError.cancelled)
             }
             if inEventLoop { cancel() } else { execute(cancel) }
         }
     }
 
-    /// Adds a timer; on the loop only.
-    private func addTimer(deadline: NIODeadline, number: UInt64, body: @escaping (Bool) -> Void) {
-        timerBodies[number] = body
+    /// Adds a timer unless it was cancelled first; on the loop only.
+    private func addTimer(deadline: NIODeadline, number: UInt64, entry: TimerEntry) {
+        guard !entry.done else { return }
+        if finishing {
+            entry.done = true
+            entry.body(false)
+            return
+        }
+        timerBodies[number] = entry
         timers.insert(Timer(deadline: deadline.uptimeNanoseconds, number: number))
     }
 }
@@ -441,10 +490,4 @@ extension EpollEventLoop: EventLoop, NIOSerialEventLoopExecutor {
 
 extension EpollEventLoop: CustomStringConvertible {
     public var description: String { "EpollEventLoop(epoll: \(epollFD))" }
-}
-
-/// Hands a value that is not `Sendable` to the loop, which alone uses it.
-private struct UnsafeTransfer<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -1,4 +1,5 @@
 import BeaconEventLoop
+import Dispatch
 import NIOCore
 import Synchronization
 import Testing
@@ -88,12 +89,15 @@ struct EpollEventLoopTests {
             let now = NIODeadline.now()
             let delays = [40, 10, 30, 20, 10, 0]
             let seen = Mutex<[Int]>([])
-            let tasks = delays.enumerated().map { index, delay in
-                loop.scheduleTask(deadline: now + .milliseconds(Int64(delay))) {
-                    seen.withLock { $0.append(index) }
-                    #expect(NIODeadline.now() >= now + .milliseconds(Int64(delay)))
+            // Scheduled in one job, so that none is due before the last is scheduled.
+            let tasks = try await loop.submit {
+                delays.enumerated().map { index, delay in
+                    loop.scheduleTask(deadline: now + .milliseconds(Int64(delay))) {
+                        seen.withLock { $0.append(index) }
+                        #expect(NIODeadline.now() >= now + .milliseconds(Int64(delay)))
+                    }
                 }
-            }
+            }.get()
             for task in tasks { try await task.futureResult.get() }
             // Due at once: in the order scheduled.
             #expect(seen.withLock { $0 } == [5, 1, 4, 3, 2, 0])
@@ -104,8 +108,8 @@ struct EpollEventLoopTests {
     func cancelTimer() async throws {
         try await withLoop { loop in
             let ran = Mutex(false)
-            let cancelled = loop.scheduleTask(in: .milliseconds(20)) { ran.withLock { $0 = true } }
-            let later = loop.scheduleTask(in: .milliseconds(60)) {}
+            let cancelled = loop.scheduleTask(in: .hours(1)) { ran.withLock { $0 = true } }
+            let later = loop.scheduleTask(in: .milliseconds(20)) {}
             cancelled.cancel()
             await #expect(throws: EventLoopError.cancelled) { try await cancelled.futureResult.get() }
             try await later.futureResult.get()
@@ -113,6 +117,28 @@ struct EpollEventLoopTests {
             // Cancelling from the loop, after it ran: nothing happens.
             try await loop.submit { later.cancel() }.get()
             try await later.futureResult.get()
+        }
+    }
+
+    @Test("a timer cancelled on the loop before the loop has taken it in from another thread does not run")
+    func cancelBeforeAdded() async throws {
+        try await withLoop { loop in
+            let ran = Mutex(false)
+            let slot = Mutex<Scheduled<Void>?>(nil)
+            let scheduled = DispatchSemaphore(value: 0)
+            let cancelling = loop.submit {
+                // On the loop until the other thread has scheduled: its timer then still waits in the inbox.
+                scheduled.wait()
+                slot.withLock { $0 }?.cancel()
+            }
+            let task = loop.scheduleTask(in: .milliseconds(1)) { ran.withLock { $0 = true } }
+            slot.withLock { $0 = task }
+            scheduled.signal()
+            try await cancelling.get()
+            await #expect(throws: EventLoopError.cancelled) { try await task.futureResult.get() }
+            // Past its deadline, the loop going on: it did not run.
+            try await loop.scheduleTask(in: .milliseconds(5)) {}.futureResult.get()
+            #expect(!ran.withLock { $0 })
         }
     }
 
@@ -157,7 +183,7 @@ struct EpollEventLoopTests {
     func readiness() async throws {
         try await withLoop { loop in
             let pair = try socketPair()
-            defer { close(pair[1]) }
+            defer { for fd in pair { close(fd) } }
             let handler = Recorder(fd: pair[0], loop: loop)
             try await loop.submit { try loop.register(pair[0], interest: .readable, handler: handler) }.get()
 
@@ -231,6 +257,8 @@ struct EpollEventLoopTests {
             }.get()
             // The cancelled timer has left the queue once the loop waits again: a task queued now runs after that.
             try await loop.submit {}.get()
+            // Read once the loop's thread is asleep in epoll_wait again.
+            try waitAsleep(thread)
             let before = try contextSwitches(of: thread)
             // The window in which a wake-up would show: past the cancelled timer's deadline.
             try await Task.sleep(for: .milliseconds(150))
@@ -251,6 +279,26 @@ struct EpollEventLoopTests {
             #expect(await actor.onLoop())
         }
     }
+}
+
+/// Returns once the thread (its directory under /proc) is asleep (state S), or fails after 5 s.
+private func waitAsleep(_ thread: String) throws {
+    for _ in 0..<5000 {
+        guard let file = fopen(thread + "/stat", "r") else { throw EpollError(call: "fopen", errno: errno) }
+        var line = [UInt8](repeating: 0, count: 512)
+        let read = line.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { fgets($0.baseAddress, Int32($0.count), file) != nil }
+        }
+        fclose(file)
+        // "TID (name) S ...": the state follows the name's closing parenthesis.
+        if read, let close = line.lastIndex(of: UInt8(ascii: ")")), close + 2 < line.count,
+            line[close + 2] == UInt8(ascii: "S")
+        {
+            return
+        }
+        usleep(1000)
+    }
+    throw EpollError(call: "waiting for the loop's thread to sleep", errno: ETIMEDOUT)
 }
 
 /// The calling thread's directory under /proc (`PID/task/TID`).

@@ -49,7 +49,8 @@ final class SettingsWatcher {
                     eventLoop: eventLoop, descriptor: descriptor, directories: directories, changed: changed)
                 // The reader owns the descriptor from here and closes it when it stops.
                 let reader = DescriptorReader(
-                    descriptor: descriptor, loop: eventLoop, readSize: readSize, received: handler.received)
+                    descriptor: descriptor, loop: eventLoop, readSize: readSize, received: handler.received,
+                    ended: handler.stop)
                 try reader.start()
                 handler.watches.add()
                 return NIOLoopBound(reader, eventLoop: eventLoop)
@@ -129,11 +130,19 @@ final class SettingsWatcher {
         let watches: Watches
         private let changed: @Sendable () -> Void
         private var scheduled: Scheduled<Void>?
+        /// The descriptor is closed: no more watches are added to it and no change is reported.
+        private var stopped = false
 
         init(eventLoop: EventLoop, descriptor: Int32, directories: [String], changed: @escaping @Sendable () -> Void) {
             self.eventLoop = eventLoop
             self.watches = Watches(descriptor: descriptor, directories: directories)
             self.changed = changed
+        }
+
+        func stop() {
+            stopped = true
+            scheduled?.cancel()
+            scheduled = nil
         }
 
         func received(_ events: ByteBuffer) {
@@ -154,7 +163,7 @@ final class SettingsWatcher {
                 let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
                 if watches.matters(watch: watch, name: name) { relevant = true }
             }
-            guard relevant, scheduled == nil else { return }
+            guard relevant, scheduled == nil, !stopped else { return }
             scheduled = eventLoop.assumeIsolated().scheduleTask(in: SettingsWatcher.settleTime) { [self] in
                 scheduled = nil
                 watches.add()

@@ -83,12 +83,13 @@ final class SocketTransport: VarlinkTransport, EpollHandler {
         for _ in 0..<Self.maxReads {
             readBuffer.clear(minimumCapacity: readSize)
             var result = 0
-            readBuffer.writeWithUnsafeMutableBytes(minimumWritableBytes: readSize) { space in
-                result = read(descriptor, space.baseAddress, space.count)
+            let size = readSize
+            readBuffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { space in
+                result = read(descriptor, space.baseAddress, size)
                 return max(result, 0)
             }
             if result > 0 {
-                let filled = result >= readBuffer.capacity
+                let filled = result >= size
                 adaptReadSize(filled: filled, count: result)
                 reader?.received(readBuffer)
                 guard filled, isActive, reading else { break }
@@ -107,6 +108,10 @@ final class SocketTransport: VarlinkTransport, EpollHandler {
             reader?.transportFailed(IOError(errnoCode: error, reason: "read"))
             close()
             return
+        }
+        // A buffer that grew for a large message does not stay with an idle connection once reads are small again.
+        if readBuffer.capacity > 2 * readSize {
+            readBuffer = ByteBufferAllocator().buffer(capacity: readSize)
         }
         reader?.readComplete()
     }
@@ -146,8 +151,8 @@ final class SocketTransport: VarlinkTransport, EpollHandler {
     }
 
     func flush() {
-        // While the loop waits for room, it writes when there is.
-        guard isActive, !held.isEmpty, !interest.contains(.writable) else { return }
+        // While the socket is full, the loop says when there is room.
+        guard isActive, !held.isEmpty, !awaitingRoom else { return }
         writeHeld()
     }
 
@@ -161,15 +166,21 @@ final class SocketTransport: VarlinkTransport, EpollHandler {
     }
 
     @exclusivity(unchecked) private var closeWhenWritten = false
+    /// The socket took no more: writing waits until the loop reports room.
+    @exclusivity(unchecked) private var awaitingRoom = false
 
     /// Writes what is held until the socket takes no more, then waits for room when something is left.
     private func writeHeld() {
+        awaitingRoom = false
         while isActive, !held.isEmpty {
             let sent = held[0].withUnsafeReadableBytes { SocketDescriptor.send($0, to: descriptor) }
             if sent < 0 {
                 let error = errno
                 if error == EINTR { continue }
-                if error == EAGAIN || error == EWOULDBLOCK { break }
+                if error == EAGAIN || error == EWOULDBLOCK {
+                    awaitingRoom = true
+                    break
+                }
                 reader?.transportFailed(IOError(errnoCode: error, reason: "send"))
                 close()
                 return
@@ -263,13 +274,18 @@ final class SocketListener: EpollHandler {
         isOpen = true
     }
 
+    /// Connections accepted per readiness at most: a storm of connections does not hold up the others' calls.
+    private static let maxAccepts = 256
+
     func ready(_ readiness: EpollReadiness) {
-        while isOpen && !paused {
+        var count = 0
+        while isOpen && !paused && count < Self.maxAccepts {
             let client = accept(descriptor, nil, nil)
             if client >= 0 {
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                 _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
                 accepted(client)
+                count += 1
                 continue
             }
             let error = errno

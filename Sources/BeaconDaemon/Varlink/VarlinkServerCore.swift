@@ -223,7 +223,8 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         service.connectionClosed(connection, client: client)
     }
 
-    /// Closes every connection after writing what is queued for it.
+    /// Closes every connection after handing what is queued for it to its transport (output the socket has not
+    /// taken by then is dropped, as SwiftNIO's close drops it).
     package func closeAll() {
         for connection in connections.values {
             connection.close()
