@@ -28,8 +28,12 @@ public final class EpollEventLoop: @unchecked Sendable {
         /// `wakeFD` was written since the loop last emptied the inbox.
         var woken = false
         var stopping = false
-        /// The loop has stopped and closed its descriptors.
+        /// The loop takes no more jobs: it is stopping.
         var closed = false
+        /// The loop has closed its descriptors and told the callbacks.
+        var finished = false
+        /// Who waits for the loop to stop.
+        var stopCallbacks: [(DispatchQueue, @Sendable ((any Error)?) -> Void)] = []
     }
 
     /// Work for the loop: a closure or a Swift concurrency job. Only closures that are `Sendable` reach the inbox;
@@ -70,15 +74,8 @@ public final class EpollEventLoop: @unchecked Sendable {
     private let inbox = Mutex(Inbox())
     /// The thread that runs the loop, once it runs; 0 before.
     private let thread = Atomic<UInt>(0)
-    /// Who waits for the loop to stop, and whether it has.
-    private let stopped = Mutex(Stopped())
     /// Numbers timers, which orders the timers due at the same time.
     private let timerNumbers = Atomic<UInt64>(0)
-
-    private struct Stopped: ~Copyable {
-        var callbacks: [(DispatchQueue, @Sendable ((any Error)?) -> Void)] = []
-        var done = false
-    }
 
     // The loop's own: used on its thread only.
     @exclusivity(unchecked) private var jobs: [Job] = []
@@ -342,10 +339,10 @@ public final class EpollEventLoop: @unchecked Sendable {
         Glibc.close(epollFD)
         // The thread may end and its identifier be reused: no thread is the loop's any more.
         thread.store(UInt.max, ordering: .relaxed)
-        let callbacks = stopped.withLock { stopped in
-            stopped.done = true
-            defer { stopped.callbacks.removeAll() }
-            return stopped.callbacks
+        let callbacks = inbox.withLock { inbox in
+            inbox.finished = true
+            defer { inbox.stopCallbacks.removeAll() }
+            return inbox.stopCallbacks
         }
         for (queue, callback) in callbacks { queue.async { callback(nil) } }
     }
@@ -472,19 +469,16 @@ extension EpollEventLoop: EventLoop, NIOSerialEventLoopExecutor {
     /// Stops the loop after the jobs queued before it; timers that have not run fail with
     /// `EventLoopError.shutdown`. `callback` runs on `queue` once the loop has closed its descriptors.
     public func shutdownGracefully(queue: DispatchQueue, _ callback: @escaping @Sendable ((any Error)?) -> Void) {
-        let done = stopped.withLock { stopped in
-            if !stopped.done { stopped.callbacks.append((queue, callback)) }
-            return stopped.done
+        let finished = inbox.withLock { inbox in
+            guard !inbox.finished else { return true }
+            inbox.stopCallbacks.append((queue, callback))
+            if !inbox.closed {
+                inbox.stopping = true
+                wake(&inbox)
+            }
+            return false
         }
-        if done {
-            queue.async { callback(nil) }
-            return
-        }
-        inbox.withLock { inbox in
-            guard !inbox.closed else { return }
-            inbox.stopping = true
-            wake(&inbox)
-        }
+        if finished { queue.async { callback(nil) } }
     }
 }
 
