@@ -85,8 +85,8 @@ let package = Package(
         .target(
             name: "BeaconDaemon",
             dependencies: [
-                "BeaconConfiguration", "BeaconEventLoop", "BeaconProtocol", "BeaconSystemd", "CMalloc", "CSQLite",
-                "CSystemdShims",
+                "BeaconConfiguration", "BeaconEventLoop", "BeaconProtocol", "BeaconSystemd", "CEpoll", "CMalloc",
+                "CSQLite", "CSystemdShims",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

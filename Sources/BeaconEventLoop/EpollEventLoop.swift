@@ -220,7 +220,7 @@ public final class EpollEventLoop: @unchecked Sendable {
         while true {
             runJobs()
             let timeout = jobs.isEmpty ? waitTimeout() : 0
-            let count = epoll_wait(epollFD, events, eventCapacity, timeout)
+            let count = beacon_epoll_wait(epollFD, events, eventCapacity, timeout)
             if count < 0 {
                 precondition(errno == EINTR, "epoll_wait failed: \(String(cString: strerror(errno)))")
                 continue

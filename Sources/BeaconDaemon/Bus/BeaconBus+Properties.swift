@@ -44,11 +44,11 @@ extension BeaconBus {
     }
 
     func get(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        let name = try parameters.string("key")
+        let (name, isASCII) = try parameters.stringNotingASCII("key")
         // Every stored key was checked when it was set, so a name that finds one needs no check, as long as it is
         // ASCII like every key: Strings compare by canonical equivalence, and U+212A KELVIN SIGN equals "K". Any
         // other name is checked (and a non-ASCII one refused) like a name that finds nothing.
-        guard Self.isASCII(name), let index = table.entries.index(forKey: name) else {
+        guard isASCII, let index = table.entries.index(forKey: name) else {
             _ = try parseKey(name)
             if hasSettings, getUnstored(name, client: client) { return }
             throw BusError.keyNotFound(name)
@@ -89,7 +89,24 @@ extension BeaconBus {
 
     static func isASCII(_ string: String) -> Bool {
         var string = string
-        return string.withUTF8 { $0.allSatisfy { $0 < 0x80 } }
+        return string.withUTF8 { isASCII($0) }
+    }
+
+    /// Whether every byte is below 0x80, eight at a time.
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        var high: UInt64 = 0
+        while index &+ 8 <= bytes.count {
+            high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index &+= 8
+        }
+        while index < bytes.count {
+            high |= UInt64(base[index])
+            index &+= 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     func encodeProperty(_ key: String, _ entry: PropertyTable.Entry, into buffer: inout [UInt8]) {

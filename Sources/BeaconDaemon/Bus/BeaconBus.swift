@@ -243,6 +243,10 @@ package final class BeaconBus: VarlinkService {
     /// subscribers), whose ephemeral properties then go away with new events: those are committed and delivered in
     /// the same tick.
     private func commitAndPublish() {
+        // A tick of reads only (a Get, say) has nothing to commit or deliver.
+        guard writer.hasPending || fanOut.hasEvents || !tickStreams.isEmpty || table.hasUncommittedChanges else {
+            return
+        }
         for _ in 0..<8 {
             let writes = writer.hasPending
             do {

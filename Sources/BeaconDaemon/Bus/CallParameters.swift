@@ -59,6 +59,16 @@ struct CallParameters {
         return value
     }
 
+    /// A required string parameter, and whether it is all ASCII: read in place, the bytes tell, without a second
+    /// pass through the `String`.
+    func stringNotingASCII(_ name: StaticString) throws(VarlinkError) -> (String, isASCII: Bool) {
+        if inPlace, let utf8 = view.parameter(name)?.unescapedUTF8 {
+            return (String(decoding: utf8, as: UTF8.self), BeaconBus.isASCII(utf8))
+        }
+        let string = try string(name)
+        return (string, BeaconBus.isASCII(string))
+    }
+
     func optionalString(_ name: StaticString) throws(VarlinkError) -> String? {
         if inPlace {
             guard let value = view.parameter(name), value.kind != .null else { return nil }

@@ -363,6 +363,9 @@ final class PropertyTable {
     // MARK: Commit
 
     /// The writer committed: what changed can no longer be undone.
+    /// Changes since the last commit, which ``rollBack()`` would undo.
+    var hasUncommittedChanges: Bool { undoCounters != nil || !undo.isEmpty }
+
     func committed() {
         undoCounters = nil
         guard !undo.isEmpty else { return }

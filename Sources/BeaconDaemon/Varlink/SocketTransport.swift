@@ -1,4 +1,5 @@
 import BeaconEventLoop
+import CEpoll
 import Logging
 import NIOCore
 
@@ -32,7 +33,10 @@ final class SocketTransport: VarlinkTransport, EpollHandler {
     private let closePromise: EventLoopPromise<Void>
 
     // Used on the loop only; no access spans a call that could reach them again.
-    @exclusivity(unchecked) private var readBuffer: ByteBuffer
+    /// What each read fills, `readSize` bytes or more. The reader sees it only during ``VarlinkReader/received(_:)``
+    /// and copies what it keeps, so it is never shared. Freed with the transport, not when it closes: a close
+    /// during a read leaves the read's bytes in use.
+    @exclusivity(unchecked) private var readBuffer: UnsafeMutableRawBufferPointer
     @exclusivity(unchecked) private var readSize = SocketTransport.initialRead
     @exclusivity(unchecked) private var shortReads = 0
     @exclusivity(unchecked) private var held: [ByteBuffer] = []
@@ -50,7 +54,11 @@ final class SocketTransport: VarlinkTransport, EpollHandler {
         self.descriptor = descriptor
         self.loop = loop
         closePromise = loop.makePromise()
-        readBuffer = ByteBufferAllocator().buffer(capacity: Self.initialRead)
+        readBuffer = .allocate(byteCount: Self.initialRead, alignment: 16)
+    }
+
+    deinit {
+        readBuffer.deallocate()
     }
 
     /// Starts reading; false (the descriptor closed) when the loop cannot take it.
@@ -80,40 +88,42 @@ final class SocketTransport: VarlinkTransport, EpollHandler {
     }
 
     private func readAvailable() {
+        // Held for the burst, not for each read: closing drops the transport's reference.
+        guard let reader else { return }
         for _ in 0..<Self.maxReads {
-            readBuffer.clear(minimumCapacity: readSize)
-            var result = 0
             let size = readSize
-            readBuffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { space in
-                result = read(descriptor, space.baseAddress, size)
-                return max(result, 0)
+            if readBuffer.count < size {
+                readBuffer.deallocate()
+                readBuffer = .allocate(byteCount: size, alignment: 16)
             }
+            let result = beacon_read(descriptor, readBuffer.baseAddress, size)
             if result > 0 {
                 let filled = result >= size
                 adaptReadSize(filled: filled, count: result)
-                reader?.received(readBuffer)
+                reader.received(UnsafeRawBufferPointer(rebasing: readBuffer[0..<result]))
                 guard filled, isActive, reading else { break }
                 continue
             }
             if result == 0 {
                 // The peer's end of the stream.
-                reader?.readComplete()
+                reader.readComplete()
                 close()
                 return
             }
             let error = errno
             if error == EINTR { continue }
             if error == EAGAIN || error == EWOULDBLOCK { break }
-            reader?.readComplete()
-            reader?.transportFailed(IOError(errnoCode: error, reason: "read"))
+            reader.readComplete()
+            reader.transportFailed(IOError(errnoCode: error, reason: "read"))
             close()
             return
         }
         // A buffer that grew for a large message does not stay with an idle connection once reads are small again.
-        if readBuffer.capacity > 2 * readSize {
-            readBuffer = ByteBufferAllocator().buffer(capacity: readSize)
+        if readBuffer.count > 2 * readSize {
+            readBuffer.deallocate()
+            readBuffer = .allocate(byteCount: readSize, alignment: 16)
         }
-        reader?.readComplete()
+        reader.readComplete()
     }
 
     private func adaptReadSize(filled: Bool, count: Int) {

@@ -86,42 +86,50 @@ final class VarlinkReader {
         }
     }
 
-    /// Bytes arrived; a read burst lasts until ``readComplete()``.
-    func received(_ data: ByteBuffer) {
+    /// Bytes arrived, valid during the call only; a read burst lasts until ``readComplete()``.
+    ///
+    /// The complete messages are handled where they were read; only what must wait (an unfinished message, or the
+    /// calls after a pause) is copied, into `pending`.
+    func received(_ bytes: UnsafeRawBufferPointer) {
         if !inReadBurst {
             inReadBurst = true
             port.tick.readBurstBegan()
         }
-        guard !refused && !failed else { return }
-        var bytes = data
-        guard pending != nil else {
-            pending = bytes
-            processPending()
-            return
-        }
-        // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
-        // copied, and take the messages after it from the buffer they were read into.
-        let nul: Int? = bytes.withUnsafeReadableBytes { raw in
-            guard connection != nil else { return nil }
+        guard !refused && !failed, !bytes.isEmpty else { return }
+        var rest = bytes
+        if pending != nil {
+            // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
+            // copied, and take the messages after it from where they were read.
             var probe = VarlinkFrameScanner(maxFrameSize: .max)
-            guard case .complete(let length) = probe.scan(raw) else { return nil }
-            return length
-        }
-        guard let nul, var head = bytes.readSlice(length: nul + 1) else {
-            pending!.writeBuffer(&bytes)
+            guard connection != nil, case .complete(let nul) = probe.scan(bytes) else {
+                pending!.writeBytes(bytes)
+                processPending()
+                return
+            }
+            pending!.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[...nul]))
             processPending()
-            return
-        }
-        pending!.writeBuffer(&head)
-        processPending()
-        guard !refused, !failed, let connection, !connection.isClosed, bytes.readableBytes > 0 else { return }
-        if pending == nil {
-            pending = bytes
+            guard !refused, !failed, let connection, !connection.isClosed, nul + 1 < bytes.count else { return }
+            rest = UnsafeRawBufferPointer(rebasing: bytes[(nul + 1)...])
+            guard pending == nil else {
+                pending!.writeBytes(rest)
+                processPending()
+                return
+            }
             scanner.reset()
-        } else {
-            pending!.writeBuffer(&bytes)
         }
-        processPending()
+        let consumed = processFrames(in: rest)
+        if consumed < rest.count && !failed && !refused {
+            let kept = UnsafeRawBufferPointer(rebasing: rest[consumed...])
+            var buffer = ByteBufferAllocator().buffer(capacity: Swift.max(kept.count * 2, 512))
+            buffer.writeBytes(kept)
+            pending = buffer
+        }
+        accountPending()
+    }
+
+    /// Bytes arrived in a buffer (the in-process tests' channels).
+    func received(_ buffer: ByteBuffer) {
+        buffer.withUnsafeReadableBytes { received($0) }
     }
 
     /// The transport read all there was for now: the calls of the read burst are answered now, not in a task at the
@@ -188,8 +196,20 @@ final class VarlinkReader {
         transport.close()
     }
 
+    /// Handles the calls waiting in `pending`, as far as they go.
     private func processPending() {
-        processFrames()
+        if let held = pending {
+            // `held` keeps the bytes while their calls are handled, whatever happens to `pending` meanwhile.
+            let consumed = held.withUnsafeReadableBytes { processFrames(in: $0) }
+            if consumed > 0 && pending != nil && !failed {
+                pending!.moveReaderIndex(forwardBy: consumed)
+                if pending!.readableBytes == 0 { pending = nil }
+            }
+        }
+        if pending != nil && unfinishedSince != nil && pending!.readerIndex > 0 {
+            // Keep the start of the unfinished message, not all the messages before it.
+            pending!.discardReadBytes()
+        }
         accountPending()
     }
 
@@ -265,25 +285,27 @@ final class VarlinkReader {
         }
     }
 
-    private func processFrames() {
-        guard let endpoint else { return }
+    /// Handles the complete calls at the start of `bytes` until one is unfinished, the connection pauses or closes,
+    /// or a call fails it; returns how many bytes it consumed.
+    private func processFrames(in bytes: UnsafeRawBufferPointer) -> Int {
+        guard let endpoint else { return 0 }
         let connection = endpoint.connection
         let maxMessageSize = port.limits.maxMessageSize
         scanner.maxFrameSize = maxMessageSize
         let budget = port.limits.maxQueuedBytes
-        while !connection.isClosing, var buffer = pending {
+        var offset = 0
+        while offset < bytes.count && !connection.isClosing {
             if connection.awaitsDeferredReply {
                 pause(for: .reply, connection)
-                return
+                break
             }
             if connection.isBackedUp(budget: budget) {
                 pause(for: .output, connection)
-                return
+                break
             }
-            let readable = buffer.readableBytes
-            let scan = buffer.withUnsafeReadableBytes { scanner.scan($0) }
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             let end: Int
-            switch scan {
+            switch scanner.scan(rest) {
             case .complete(let length):
                 end = length
                 unfinishedSince = nil
@@ -294,40 +316,23 @@ final class VarlinkReader {
                     .protocolError("message longer than the limit of \(maxMessageSize) bytes"),
                     logMessage: "message longer than maxMessageSize"
                 )
-                return
+                return bytes.count
             case .incomplete:
                 if unfinishedSince == nil { unfinishedSince = .now() }
-                if buffer.readerIndex > 0 {
-                    // Keep the start of the message, not the whole buffer it was read into (which the caller may
-                    // still hold, so that compacting it in place would copy all of it).
-                    var start = ByteBufferAllocator().buffer(capacity: Swift.max(readable * 2, 512))
-                    start.writeBuffer(&buffer)
-                    pending = start
-                }
-                return
+                return offset
             }
-            // `frame` keeps the bytes while the call is handled, whatever happens to `pending` meanwhile.
-            let frame = buffer
-            buffer.moveReaderIndex(forwardBy: end + 1)
-            pending = buffer.readableBytes > 0 ? buffer : nil
-            let handled = frame.withUnsafeReadableBytes { raw in
-                endpoint.dispatchFrame(UnsafeRawBufferPointer(rebasing: raw[0..<end]))
-            }
-            if handled { continue }
-            let limits = port.jsonLimits
-            let parsed: Result<VarlinkCall, VarlinkError> = frame.withUnsafeReadableBytes { raw in
-                Result { () throws(VarlinkError) in
-                    try VarlinkCall(parsing: UnsafeRawBufferPointer(rebasing: raw[0..<end]), limits: limits)
-                }
-            }
-            switch parsed {
-            case .success(let call):
-                endpoint.dispatchCall(call)
-            case .failure(let error):
+            offset += end + 1
+            let frame = UnsafeRawBufferPointer(rebasing: rest[..<end])
+            if endpoint.dispatchFrame(frame) { continue }
+            do throws(VarlinkError) {
+                endpoint.dispatchCall(try VarlinkCall(parsing: frame, limits: port.jsonLimits))
+            } catch {
                 pending = nil
                 failed = true
                 connection.fail(error, logMessage: "malformed message: \(error)")
+                return bytes.count
             }
         }
+        return offset
     }
 }

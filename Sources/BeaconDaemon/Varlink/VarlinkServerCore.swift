@@ -202,10 +202,14 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         connections[id] = connection
         transport.setWaterMark(limits.waterMark)
         let client = service.connectionOpened(connection)
+        // The core outlives its connections; unmanaged, a call retains and releases nothing.
+        let core = Unmanaged.passUnretained(self)
         return .success(
             VarlinkEndpoint(
                 connection: connection,
-                dispatchFrame: { [unowned(unsafe) self] in self.dispatch(frame: $0, on: connection, client: client) },
+                dispatchFrame: { frame in
+                    core._withUnsafeGuaranteedRef { $0.dispatch(frame: frame, on: connection, client: client) }
+                },
                 dispatchCall: { [unowned(unsafe) self] in self.dispatch($0, on: connection, client: client) },
                 closed: { [unowned(unsafe) self] in self.closed(connection, client: client) },
                 becameWritable: { [unowned(unsafe) self] in
