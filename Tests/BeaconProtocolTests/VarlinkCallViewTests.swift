@@ -27,6 +27,7 @@ struct VarlinkCallViewTests {
                 var compact: [UInt8] = []
                 guard let found = viewParameter(view, name) else { continue }
                 found.appendCompact(to: &compact)
+                #expect(found.intValue == value.intValue, "\(name)")
                 if found.compactByteCount != nil {
                     #expect(found.compactBytes == compact, "\(name)")
                 } else {
@@ -182,6 +183,11 @@ struct VarlinkCallViewTests {
             if check(input, limits: JSONLimits(maxDepth: 4, maxBytes: 4096)) { views += 1 }
         }
         #expect(views > 0)
+    }
+
+    @Test("a view fits in 128 bytes, which a copy moves without calling memcpy")
+    func viewSize() {
+        #expect(MemoryLayout<VarlinkCallView>.size <= 128)
     }
 
     @Test func theViewOfNoCallHasNoMethodAndNoParameters() {

@@ -6,7 +6,7 @@ import BeaconProtocol
 struct CallParameters {
     private let values: [String: JSONValue]
     /// The call read in place, or ``VarlinkCallView/none`` when the parameters were parsed into ``values``. Not an
-    /// optional: reading a view out of one copies its ~230 bytes on every access.
+    /// optional: reading a view out of one copies its bytes on every access.
     private let view: VarlinkCallView
     private let inPlace: Bool
 

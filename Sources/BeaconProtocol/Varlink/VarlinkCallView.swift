@@ -5,6 +5,11 @@
 /// is made only for well-formed calls whose parts it can describe exactly (see ``init(parsing:limits:)``); for
 /// every other frame, ``VarlinkCall/init(parsing:limits:)`` decides, and names the error.
 package struct VarlinkCallView {
+    private let base: UnsafePointer<UInt8>
+    // Offsets in 32 bits (frames are shorter): with the parameters, the view fits in 128 bytes.
+    private var methodStart32: Int32 = 0
+    private var methodEnd32: Int32 = 0
+    private var parameters = ParameterMembers()
     /// The caller accepts several replies.
     package private(set) var more = false
     /// The caller wants no reply.
@@ -12,17 +17,15 @@ package struct VarlinkCallView {
     /// The caller asks to switch the connection to another protocol after the reply.
     package private(set) var upgrade = false
 
-    private let base: UnsafePointer<UInt8>
-    private var methodStart = 0
-    private var methodEnd = 0
-    private var parameters = ParameterMembers()
+    private var methodStart: Int { Int(methodStart32) }
+    private var methodEnd: Int { Int(methodEnd32) }
 
     /// Reads a call from one frame, without its terminating NUL byte.
     ///
     /// Returns `nil` when ``VarlinkCall/init(parsing:limits:)`` would throw for another reason than the method
     /// name (see ``hasValidMethodName``), and also for calls this view does not describe: member names written with
-    /// escapes or outside ASCII, a method name with escapes, more than six parameters, or limits deeper than the
-    /// parser's recursion limit. When the method name is valid, a view holds what
+    /// escapes or outside ASCII or longer than 65,535 bytes, a method name with escapes, more than six parameters, or
+    /// limits deeper than the parser's recursion limit. When the method name is valid, a view holds what
     /// ``VarlinkCall/init(parsing:limits:)`` would: the same method, flags and parameters.
     package init?(parsing frame: UnsafeRawBufferPointer, limits: JSONLimits) {
         guard min(limits.maxDepth, JSONLimits.maximumDepth) <= JSONParser.recursionLimit,
@@ -72,8 +75,8 @@ package struct VarlinkCallView {
             let value = try parser.scanValue(depth: 1)
             if name.is("method") {
                 guard value.kind == .string, value.flag else { return false }
-                methodStart = value.start + 1
-                methodEnd = value.end - 1
+                methodStart32 = Int32(truncatingIfNeeded: value.start + 1)
+                methodEnd32 = Int32(truncatingIfNeeded: value.end - 1)
                 sawMethod = true
             } else if name.is("more") {
                 guard let flag = Self.flag(value) else { return false }
@@ -142,7 +145,7 @@ package struct VarlinkCallView {
             let member = parameters.name(at: index)
             let name = String(
                 decoding: UnsafeBufferPointer(start: base + member.start, count: member.count), as: UTF8.self)
-            values[name] = JSONValueView(base: base, scanned: parameters.value(at: index)).jsonValue
+            values[name] = JSONValueView(base: base, scanned: parameters.value(at: index, base: base)).jsonValue
         }
         return VarlinkCall(method: method, parameters: values, more: more, oneway: oneway, upgrade: upgrade)
     }
@@ -155,7 +158,7 @@ package struct VarlinkCallView {
         guard let index = parameters.lastIndex(named: name.utf8Start, count: name.utf8CodeUnitCount, base: base) else {
             return nil
         }
-        return JSONValueView(base: base, scanned: parameters.value(at: index))
+        return JSONValueView(base: base, scanned: parameters.value(at: index, base: base))
     }
 }
 
@@ -248,82 +251,94 @@ package struct JSONValueView {
     }
 }
 
-/// Up to six parameters of a call, stored inline.
+/// Up to six parameters of a call, stored inline in 16 bytes each, so that the whole view stays within 128 bytes:
+/// a copy of it is then a few vector moves, not a call to `memcpy` (a Get copies its view several times).
 private struct ParameterMembers {
     private static let capacity = 6
-    /// Each parameter's name: its offset in the low 32 bits, its length in the high 32 bits. Kept apart from the
-    /// values, so that a lookup reads only these.
-    private var names: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
-    private var values: (ScannedValue, ScannedValue, ScannedValue, ScannedValue, ScannedValue, ScannedValue) = (
-        ScannedValue(), ScannedValue(), ScannedValue(), ScannedValue(), ScannedValue(), ScannedValue()
+
+    /// One member: offsets in the frame, the name's length, and the value's kind and flags.
+    private struct Member {
+        var nameStart: Int32 = 0
+        var valueStart: Int32 = 0
+        var valueEnd: Int32 = 0
+        var nameCount: UInt16 = 0
+        /// The value's kind in the low 3 bits, `flag` in bit 3, `isCompact` in bit 4.
+        var bits: UInt8 = 0
+    }
+
+    private var members: (Member, Member, Member, Member, Member, Member) = (
+        Member(), Member(), Member(), Member(), Member(), Member()
     )
-    private(set) var count = 0
+    private var count8: UInt8 = 0
 
-    mutating func removeAll() { count = 0 }
+    var count: Int { Int(count8) }
 
-    /// Appends a member; false when there is no room.
+    mutating func removeAll() { count8 = 0 }
+
+    /// Appends a member; false when there is no room, or its name is longer than 65,535 bytes.
     mutating func append(nameStart: Int, nameEnd: Int, value: ScannedValue) -> Bool {
-        guard count < Self.capacity else { return false }
+        guard count < Self.capacity, nameEnd - nameStart <= Int(UInt16.max) else { return false }
         let index = count
-        let packed = UInt64(UInt32(truncatingIfNeeded: nameStart)) | UInt64(nameEnd - nameStart) << 32
-        withUnsafeMutablePointer(to: &names) { pointer in
-            pointer.withMemoryRebound(to: UInt64.self, capacity: Self.capacity) { names in names[index] = packed }
+        let member = Member(
+            nameStart: Int32(truncatingIfNeeded: nameStart), valueStart: Int32(truncatingIfNeeded: value.start),
+            valueEnd: Int32(truncatingIfNeeded: value.end), nameCount: UInt16(truncatingIfNeeded: nameEnd - nameStart),
+            bits: value.kind.rawValue | (value.flag ? 8 : 0) | (value.isCompact ? 16 : 0))
+        withUnsafeMutablePointer(to: &members) { pointer in
+            pointer.withMemoryRebound(to: Member.self, capacity: Self.capacity) { members in members[index] = member }
         }
-        withUnsafeMutablePointer(to: &values) { pointer in
-            pointer.withMemoryRebound(to: ScannedValue.self, capacity: Self.capacity) { members in
-                members[index] = value
-            }
-        }
-        count += 1
+        count8 &+= 1
         return true
     }
 
-    /// The offset (low 32 bits) and length (high 32 bits) of the name of the member at `index`.
-    private func packedName(at index: Int) -> UInt64 {
+    @inline(__always)
+    private func member(at index: Int) -> Member {
         switch index {
-        case 0: names.0
-        case 1: names.1
-        case 2: names.2
-        case 3: names.3
-        case 4: names.4
-        default: names.5
+        case 0: members.0
+        case 1: members.1
+        case 2: members.2
+        case 3: members.3
+        case 4: members.4
+        default: members.5
         }
     }
 
     /// The offset and length of the name of the member at `index`.
     func name(at index: Int) -> (start: Int, count: Int) {
-        let packed = packedName(at: index)
-        return (Int(UInt32(truncatingIfNeeded: packed)), Int(packed >> 32))
+        let member = member(at: index)
+        return (Int(member.nameStart), Int(member.nameCount))
     }
 
     /// The index of the last member named by the `count` bytes at `name`, whose names are in the frame at `base`.
     @inline(__always)
     func lastIndex(named name: UnsafePointer<UInt8>, count: Int, base: UnsafePointer<UInt8>) -> Int? {
-        let wanted = UInt64(count) << 32
         var index = self.count
         while index > 0 {
             index &-= 1
-            let packed = packedName(at: index)
-            if packed & 0xFFFF_FFFF_0000_0000 == wanted
-                && bytesEqual(base + Int(UInt32(truncatingIfNeeded: packed)), name, count: count)
-            {
+            let member = member(at: index)
+            if Int(member.nameCount) == count && bytesEqual(base + Int(member.nameStart), name, count: count) {
                 return index
             }
         }
         return nil
     }
 
-    /// The value of the member at `index`. Kept out of line, so that its caller, which passes the members by
-    /// address, does not load every value to pick one.
-    @inline(never)
-    func value(at index: Int) -> ScannedValue {
-        switch index {
-        case 0: values.0
-        case 1: values.1
-        case 2: values.2
-        case 3: values.3
-        case 4: values.4
-        default: values.5
+    /// The value of the member at `index`, in the frame at `base`. An integer is read again from its digits,
+    /// which the scan already checked.
+    func value(at index: Int, base: UnsafePointer<UInt8>) -> ScannedValue {
+        let member = member(at: index)
+        var value = ScannedValue()
+        value.kind = ScannedValue.Kind(rawValue: member.bits & 7) ?? .null
+        value.flag = member.bits & 8 != 0
+        value.isCompact = member.bits & 16 != 0
+        value.start = Int(member.valueStart)
+        value.end = Int(member.valueEnd)
+        if value.kind == .number && value.flag {
+            var parser = JSONParser(base: base + value.start, count: value.end - value.start, maxDepth: 1)
+            guard case .int(let integer)? = try? parser.parseNumber() else {
+                preconditionFailure("a scanned integer does not parse")
+            }
+            value.integer = integer
         }
+        return value
     }
 }
