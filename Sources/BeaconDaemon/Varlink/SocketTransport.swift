@@ -216,6 +216,15 @@ final class SocketTransport: VarlinkTransport, EpollHandler {
 
     func setWaterMark(_ mark: ChannelOptions.Types.WriteBufferWaterMark) {
         waterMark = mark
+        // New marks (a reload) apply to what is held now, not from the next write on.
+        guard isActive else { return }
+        if isWritable && heldCount > mark.high {
+            isWritable = false
+            reader?.writabilityChanged()
+        } else if !isWritable && heldCount < mark.low {
+            isWritable = true
+            reader?.writabilityChanged()
+        }
     }
 
     private func updateInterest() {
@@ -290,10 +299,8 @@ final class SocketListener: EpollHandler {
     func ready(_ readiness: EpollReadiness) {
         var count = 0
         while isOpen && !paused && count < Self.maxAccepts {
-            let client = accept(descriptor, nil, nil)
+            let client = beacon_accept_nonblocking(descriptor)
             if client >= 0 {
-                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
                 accepted(client)
                 count += 1
                 continue
@@ -322,7 +329,12 @@ final class SocketListener: EpollHandler {
         loop.assumeIsolated().scheduleTask(in: Self.pause) { [self] in
             paused = false
             guard isOpen else { return }
-            try? loop.reregister(descriptor, interest: .readable)
+            do {
+                try loop.reregister(descriptor, interest: .readable)
+            } catch {
+                // Only when the kernel is out of memory: logged like a failed accept, and tried after another pause.
+                failed(ENOMEM)
+            }
         }
     }
 

@@ -30,6 +30,10 @@ static inline ssize_t beacon_sendmsg(int descriptor, const struct msghdr *messag
     return syscall(SYS_sendmsg, descriptor, message, flags);
 }
 
+/// accept4(2) of a connection that is non-blocking and closed on exec, in one system call (Glibc's Swift module
+/// leaves accept4 out).
+int beacon_accept_nonblocking(int descriptor);
+
 // epoll_pwait without a signal mask is epoll_wait, and exists on every architecture (arm64 has no epoll_wait).
 static inline int beacon_epoll_wait(int epoll, struct epoll_event *events, int capacity, int timeout) {
     return (int)syscall(SYS_epoll_pwait, epoll, events, capacity, timeout, NULL, 0);
