@@ -258,8 +258,9 @@ struct ClientIntegrationTests {
         let kinds = Recorder<PropertyWatchBatch.Kind>()
         let watch = Task {
             for try await batch in client.watch(["k.**"], initial: true) {
-                known.apply(batch)
+                // The kind first: the test reads the kinds once it has seen the state a batch makes.
                 kinds.append(batch.kind)
+                known.apply(batch)
             }
         }
         defer { watch.cancel() }

@@ -36,6 +36,7 @@ struct DeliveryPolicyTests {
     func sessionLock() throws {
         let fixture = try LifecycleTests.Fixture()
         try fixture.waitForBridge()
+        try fixture.waitForSessionState()
         let daemon = fixture.daemon
         let drop = try Self.observe(daemon, policy: "drop", followsSession: true)
         let coalesce = try Self.observe(daemon, policy: "coalesce", followsSession: true)
@@ -171,6 +172,7 @@ struct DeliveryPolicyTests {
     func resumeBehindBacklog() throws {
         let fixture = try LifecycleTests.Fixture(arguments: ["--limits-max-queued-bytes", "8192"])
         try fixture.waitForBridge()
+        try fixture.waitForSessionState()
         let daemon = fixture.daemon
         let watcher = try daemon.connect()
         _ = try watcher.call(

@@ -323,7 +323,13 @@ struct DescriptorExhaustionTests {
         // Descriptors come free: the client still waiting is accepted and served.
         for client in clients.dropLast() { client.close() }
         let waiting = try #require(clients.last)
-        let reply = try waiting.call("io.beacon.Properties.Set", ["key": "fd.after", "value": true])
+        let reply: VarlinkReply
+        do {
+            reply = try waiting.call("io.beacon.Properties.Set", ["key": "fd.after", "value": true])
+        } catch {
+            Issue.record("\(error); the daemon's log:\n\(daemon.log)")
+            return
+        }
         #expect(reply.error == nil)
     }
 }

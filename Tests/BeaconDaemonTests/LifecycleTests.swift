@@ -52,6 +52,15 @@ struct LifecycleTests {
                 try status()["lifecycle"]?.stringValue?.hasPrefix(prefix) == true
             }
         }
+
+        /// Waits until the bridge has published `lifecycle.state`: it reports "connected" first, then reads logind's
+        /// properties, so a client that starts right after "connected" may still see the state arrive.
+        func waitForSessionState(_ value: String = "active") throws {
+            try waitUntil("lifecycle.state is \(value)", within: .seconds(20)) {
+                let reply = try daemon.connect().call("io.beacon.Properties.Get", ["key": "lifecycle.state"])
+                return reply["property"]?["value"]?.stringValue == value
+            }
+        }
     }
 
     /// One change as (key, value, old); `nil` stands for absent.

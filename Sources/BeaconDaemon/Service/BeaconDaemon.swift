@@ -25,9 +25,9 @@ public enum BeaconDaemon {
         logger: Logger
     ) async -> Int32 {
         let daemon = BeaconDaemonService(configuration: configuration, logger: logger)
-        let services: [any Service] = [daemon, ReloadService(daemon: daemon, load: load)]
-        let runner = ServiceRunner(services: services, logger: logger) { await daemon.started() }
         do {
+            let services: [any Service] = [daemon, try ReloadService(daemon: daemon, load: load)]
+            let runner = ServiceRunner(services: services, logger: logger) { await daemon.started() }
             try await runner.run()
             return 0
         } catch {

@@ -110,6 +110,8 @@ struct ServiceRunner {
     var handleSignalsAfter: @Sendable () async -> Void = {}
 
     func run() async throws {
+        // Opened before any service starts (the signals wait, pending, until read).
+        let stopSignals = try SignalDescriptor([SIGTERM, SIGINT])
         let shutdown = Latch()
         try await GracefulShutdown.$current.withValue(shutdown) {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -117,8 +119,11 @@ struct ServiceRunner {
                 let handleSignalsAfter = self.handleSignalsAfter
                 group.addTask {
                     await handleSignalsAfter()
-                    if Task.isCancelled { return }
-                    for await number in try await signalStream([SIGTERM, SIGINT]) {
+                    if Task.isCancelled {
+                        stopSignals.close()
+                        return
+                    }
+                    for await number in try await signalStream(stopSignals) {
                         logger.debug("shutting down on signal", metadata: ["signal": "\(number)"])
                         shutdown.trigger()
                         return

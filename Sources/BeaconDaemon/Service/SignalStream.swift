@@ -24,17 +24,34 @@ struct SignalDescriptorError: Error, CustomStringConvertible {
     var description: String { "cannot open a signalfd: \(String(cString: strerror(errno)))" }
 }
 
-/// Delivers signals as an asynchronous sequence, read from a signalfd on `eventLoop`: no thread and no timer of
-/// its own, so an idle daemon is not woken. A signal that arrived before, blocked, is delivered too. From then on
-/// the signals have a handler that does nothing, so that one that is not blocked in every thread (a program that
+/// A signalfd for some of ``daemonSignals``, opened before the daemon serves: a daemon that has run out of
+/// descriptors by the time it would read its signals still stops on them. Opening it consumes no signal; a signal
+/// that arrives before ``signalStream(_:on:)`` reads the descriptor waits, blocked and pending. From then on the
+/// signals have a handler that does nothing, so that one that is not blocked in every thread (a program that
 /// skipped ``blockDaemonSignals()``) is dropped rather than fatal; `SIG_IGN` would also drop the pending ones.
+struct SignalDescriptor: Sendable {
+    let descriptor: Int32
+
+    init(_ signals: [Int32]) throws {
+        for number in signals { signal(number) { _ in } }
+        let descriptor = signals.withUnsafeBufferPointer { beacon_signalfd($0.baseAddress, $0.count) }
+        guard descriptor >= 0 else { throw SignalDescriptorError(errno: -descriptor) }
+        self.descriptor = descriptor
+    }
+
+    /// Closes a descriptor that is not to be read after all.
+    func close() {
+        _ = Glibc.close(descriptor)
+    }
+}
+
+/// Delivers the signals of `signals` as an asynchronous sequence, read on `eventLoop`: no thread and no timer of
+/// its own, so an idle daemon is not woken. A signal that arrived before, blocked, is delivered too.
 func signalStream(
-    _ signals: [Int32],
+    _ signals: SignalDescriptor,
     on eventLoop: EpollEventLoop = DaemonEventLoop.shared
 ) async throws -> AsyncStream<Int32> {
-    for number in signals { signal(number) { _ in } }
-    let descriptor = signals.withUnsafeBufferPointer { beacon_signalfd($0.baseAddress, $0.count) }
-    guard descriptor >= 0 else { throw SignalDescriptorError(errno: -descriptor) }
+    let descriptor = signals.descriptor
     let (stream, continuation) = AsyncStream<Int32>.makeStream()
     let recordSize = beacon_signalfd_record_size()
     let reader = try await eventLoop.submit {

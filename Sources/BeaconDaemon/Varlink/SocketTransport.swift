@@ -216,15 +216,14 @@ final class SocketTransport: VarlinkTransport, EpollHandler {
 
     func setWaterMark(_ mark: ChannelOptions.Types.WriteBufferWaterMark) {
         waterMark = mark
-        // New marks (a reload) apply to what is held now, not from the next write on.
+        // New marks (a reload) apply to what is held now, not from the next write on. The reader hears of it in the
+        // loop's next round: a reload sets the server's limits before the service's, and a connection that resumed
+        // here would handle its waiting calls in between.
         guard isActive else { return }
-        if isWritable && heldCount > mark.high {
-            isWritable = false
-            reader?.writabilityChanged()
-        } else if !isWritable && heldCount < mark.low {
-            isWritable = true
-            reader?.writabilityChanged()
-        }
+        let writable = isWritable ? heldCount <= mark.high : heldCount < mark.low
+        guard writable != isWritable else { return }
+        isWritable = writable
+        loop.assumeIsolated().execute { [self] in reader?.writabilityChanged() }
     }
 
     private func updateInterest() {
@@ -329,11 +328,12 @@ final class SocketListener: EpollHandler {
         loop.assumeIsolated().scheduleTask(in: Self.pause) { [self] in
             paused = false
             guard isOpen else { return }
-            do {
+            do throws(EpollError) {
                 try loop.reregister(descriptor, interest: .readable)
             } catch {
-                // Only when the kernel is out of memory: logged like a failed accept, and tried after another pause.
-                failed(ENOMEM)
+                // epoll_ctl fails here only when the kernel is out of memory: logged like a failed accept, and tried
+                // again after another pause.
+                failed(error.errno)
             }
         }
     }

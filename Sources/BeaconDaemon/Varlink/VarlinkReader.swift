@@ -21,6 +21,8 @@ final class VarlinkReader {
     @exclusivity(unchecked) private var refused = false
     /// A malformed message closed the connection: nothing after it is read.
     @exclusivity(unchecked) private var failed = false
+    /// The transport closed: nothing more is kept.
+    @exclusivity(unchecked) private var ended = false
     /// Between a ``received(_:)`` and the ``readComplete()`` that ends its read burst.
     @exclusivity(unchecked) private var inReadBurst = false
     /// Bytes of `pending` charged to the peer's uid.
@@ -72,6 +74,7 @@ final class VarlinkReader {
 
     /// The transport closed.
     func closed() {
+        ended = true
         readComplete()
         pausedForOutput = false
         pausedForReply = false
@@ -95,7 +98,7 @@ final class VarlinkReader {
             inReadBurst = true
             port.tick.readBurstBegan()
         }
-        guard !refused && !failed, !bytes.isEmpty else { return }
+        guard !refused && !failed && !ended, !bytes.isEmpty else { return }
         var rest = bytes
         if pending != nil {
             // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
@@ -118,7 +121,8 @@ final class VarlinkReader {
             scanner.reset()
         }
         let consumed = processFrames(in: rest)
-        if consumed < rest.count && !failed && !refused {
+        // Unless a call closed the connection (`closed()` dropped what was pending), the rest waits.
+        if consumed < rest.count && !failed && !refused && !ended {
             let kept = UnsafeRawBufferPointer(rebasing: rest[consumed...])
             var buffer = ByteBufferAllocator().buffer(capacity: Swift.max(kept.count * 2, 512))
             buffer.writeBytes(kept)
