@@ -325,7 +325,9 @@ struct LogindBridgeTests {
             let lastReturn = back.lastIndex(of: .note(.didBecomeActive))
             #expect(lastResign! > lastReturn!, "\(back)")
         }
-        #expect(bridge.status.snapshot == LifecycleSnapshot(sessionActive: true, sessionLocked: true))
+        // The lock may be seen before the new session's other properties are read: the snapshot follows them.
+        let expected = LifecycleSnapshot(sessionActive: true, sessionLocked: true)
+        try waitUntil("the snapshot is active and locked", within: .seconds(10)) { bridge.status.snapshot == expected }
         #expect(bridge.status.state == .connected(sessionPath: LogindMock.sessionPath("c1")))
         try logind.waitForOpenInhibitors(1)
     }
