@@ -17,11 +17,11 @@ import NIOCore
 /// the connection relies on them: ``isWritable`` follows the watermarks, and closing tells the reader at once and
 /// completes ``closeFuture`` in the loop's next round.
 final class SocketTransport: VarlinkTransport, EpollHandler {
-    /// Reads in a row per readiness while they fill the buffer (SwiftNIO's `maxMessagesPerRead` for the server).
+    /// Reads in a row per readiness while they fill the buffer.
     private static let maxReads = 16
     /// The read size starts here and doubles while reads fill it, up to `maximumRead`, and halves after two reads
-    /// that fill less than half, as the server's SwiftNIO channels read. The buffer of the last read stays with the
-    /// connection for the next one, so the start size is what every idle connection keeps.
+    /// that fill less than half. The buffer of the last read stays with the connection for the next one, so the
+    /// start size is what every idle connection keeps.
     private static let initialRead = 256
     private static let minimumRead = 64
     private static let maximumRead = 65536

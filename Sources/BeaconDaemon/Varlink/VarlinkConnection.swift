@@ -14,8 +14,7 @@ import NIOCore
 /// of calls or events costs one `write` and one `flush` per connection and tick.
 ///
 /// A tick's replies are written straight to the socket with `send(2)` when the transport holds none of the
-/// connection's output: SwiftNIO's write path (a buffer, the pipeline, its queue of pending writes) is most of the
-/// instructions of a Get. What the socket does not take at once goes through the transport (``VarlinkTransport``),
+/// connection's output: no buffer is made for them and nothing is queued. What the socket does not take at once goes through the transport (``VarlinkTransport``),
 /// which waits for the socket to drain, keeps the watermarks and closes on an error.
 package final class VarlinkConnection {
     /// Unique for the server's lifetime.

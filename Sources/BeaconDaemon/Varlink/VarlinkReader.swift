@@ -18,11 +18,9 @@ final class VarlinkReader {
     @exclusivity(unchecked) private var pending: ByteBuffer?
     /// Where the frame at the start of `pending` ends.
     @exclusivity(unchecked) private var scanner: VarlinkFrameScanner
-    @exclusivity(unchecked) private var refused = false
-    /// A malformed message closed the connection: nothing after it is read.
-    @exclusivity(unchecked) private var failed = false
-    /// The transport closed: nothing more is kept.
-    @exclusivity(unchecked) private var ended = false
+    /// No more input is taken: the connection was refused, a malformed message (or a limit) failed it, or the
+    /// transport closed. Nothing after that is read or kept.
+    @exclusivity(unchecked) private var stopped = false
     /// Between a ``received(_:)`` and the ``readComplete()`` that ends its read burst.
     @exclusivity(unchecked) private var inReadBurst = false
     /// Bytes of `pending` charged to the peer's uid.
@@ -57,7 +55,7 @@ final class VarlinkReader {
             }
         case .failure(let error):
             port.logger.warning("cannot read the peer credentials: \(error)")
-            refused = true
+            stopped = true
             pending = nil
             transport.close()
         }
@@ -65,7 +63,7 @@ final class VarlinkReader {
 
     /// Sends `error`, then closes: a refused client learns why.
     private func refuse(with error: VarlinkError) {
-        refused = true
+        stopped = true
         pending = nil
         var bytes: [UInt8] = []
         VarlinkReply(error: error).encode(into: &bytes)
@@ -74,7 +72,7 @@ final class VarlinkReader {
 
     /// The transport closed.
     func closed() {
-        ended = true
+        stopped = true
         readComplete()
         pausedForOutput = false
         pausedForReply = false
@@ -98,7 +96,7 @@ final class VarlinkReader {
             inReadBurst = true
             port.tick.readBurstBegan()
         }
-        guard !refused && !failed && !ended, !bytes.isEmpty else { return }
+        guard !stopped, !bytes.isEmpty else { return }
         var rest = bytes
         if pending != nil {
             // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
@@ -111,7 +109,7 @@ final class VarlinkReader {
             }
             pending!.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[...nul]))
             processPending()
-            guard !refused, !failed, let connection, !connection.isClosed, nul + 1 < bytes.count else { return }
+            guard !stopped, let connection, !connection.isClosed, nul + 1 < bytes.count else { return }
             rest = UnsafeRawBufferPointer(rebasing: bytes[(nul + 1)...])
             guard pending == nil else {
                 pending!.writeBytes(rest)
@@ -122,7 +120,7 @@ final class VarlinkReader {
         }
         let consumed = processFrames(in: rest)
         // Unless a call closed the connection (`closed()` dropped what was pending), the rest waits.
-        if consumed < rest.count && !failed && !refused && !ended {
+        if consumed < rest.count && !stopped {
             let kept = UnsafeRawBufferPointer(rebasing: rest[consumed...])
             var buffer = ByteBufferAllocator().buffer(capacity: Swift.max(kept.count * 2, 512))
             buffer.writeBytes(kept)
@@ -205,7 +203,7 @@ final class VarlinkReader {
         if let held = pending {
             // `held` keeps the bytes while their calls are handled, whatever happens to `pending` meanwhile.
             let consumed = held.withUnsafeReadableBytes { processFrames(in: $0) }
-            if consumed > 0 && pending != nil && !failed {
+            if consumed > 0 && pending != nil && !stopped {
                 pending!.moveReaderIndex(forwardBy: consumed)
                 if pending!.readableBytes == 0 { pending = nil }
             }
@@ -231,7 +229,7 @@ final class VarlinkReader {
             chargedInput = held
         } else {
             pending = nil
-            failed = true
+            stopped = true
             releaseInput()
             connection.fail(
                 port.refusal(.uidBudget(maximum: port.limits.maxBytesPerUid)),
@@ -275,13 +273,13 @@ final class VarlinkReader {
         let deadline = since + TimeAmount(timeout)
         frameTimer = transport.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             frameTimer = nil
-            guard let started = unfinishedSince, !failed, let connection, !connection.isClosed else { return }
+            guard let started = unfinishedSince, !stopped, let connection, !connection.isClosed else { return }
             if started != since {
                 armFrameTimer()
                 return
             }
             pending = nil
-            failed = true
+            stopped = true
             releaseInput()
             connection.fail(
                 .protocolError("message unfinished after \(timeout)"),
@@ -315,7 +313,7 @@ final class VarlinkReader {
                 unfinishedSince = nil
             case .tooLong:
                 pending = nil
-                failed = true
+                stopped = true
                 connection.fail(
                     .protocolError("message longer than the limit of \(maxMessageSize) bytes"),
                     logMessage: "message longer than maxMessageSize"
@@ -332,7 +330,7 @@ final class VarlinkReader {
                 endpoint.dispatchCall(try VarlinkCall(parsing: frame, limits: port.jsonLimits))
             } catch {
                 pending = nil
-                failed = true
+                stopped = true
                 connection.fail(error, logMessage: "malformed message: \(error)")
                 return bytes.count
             }
