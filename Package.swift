@@ -107,9 +107,9 @@ let package = Package(
         .target(
             name: "BeaconClient",
             dependencies: [
-                "BeaconBlockingClient", "BeaconProtocol", "BeaconProtocolFoundation", "Signals",
+                "BeaconBlockingClient", "BeaconEventLoop", "BeaconProtocol", "BeaconProtocolFoundation", "CEpoll",
+                "Signals",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -54,65 +54,7 @@ public final class BlockingVarlinkConnection {
         self.socketPath = socketPath
         self.limits = limits
         self.splitter = VarlinkFrameSplitter(maxFrameSize: limits.maxBytes)
-
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(socketPath.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard !pathBytes.isEmpty, pathBytes.count < capacity, !pathBytes.contains(0) else {
-            throw BlockingVarlinkError(
-                code: .invalidAddress,
-                message: "the socket path \"\(socketPath)\" is empty or longer than \(capacity - 1) bytes")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: pathBytes)
-        }
-
-        #if canImport(Darwin)
-            let socketType = SOCK_STREAM
-        #else
-            let socketType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        #endif
-        let descriptor = socket(AF_UNIX, socketType, 0)
-        guard descriptor >= 0 else {
-            throw BlockingVarlinkError(code: .systemCallFailed, message: "cannot create a socket", systemError: errno)
-        }
-        fileDescriptor = descriptor
-
-        if let timeout {
-            // A Unix-socket connect waits only for room in the listen queue; SO_SNDTIMEO bounds that wait.
-            let (seconds, attoseconds) = max(timeout, .milliseconds(1)).components
-            var interval = timeval(
-                tv_sec: .init(min(seconds, Int64(Int32.max))), tv_usec: .init(attoseconds / 1_000_000_000_000))
-            _ = setsockopt(
-                descriptor, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
-        }
-
-        let length = socklen_t(MemoryLayout<sockaddr_un>.size)
-        var result: Int32
-        repeat {
-            result = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, length) }
-            }
-        } while result != 0 && errno == EINTR
-        if result != 0 {
-            let number = errno
-            systemClose(descriptor)
-            fileDescriptor = -1
-            throw BlockingVarlinkConnection.connectError(number, socketPath: socketPath)
-        }
-
-        if timeout != nil {
-            var none = timeval()
-            _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
-        }
-        let flags = fcntl(descriptor, F_GETFL)
-        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
-        #if canImport(Darwin)
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-            var one: Int32 = 1
-            _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-        #endif
+        fileDescriptor = try UnixStreamSocket.connect(to: socketPath, timeout: timeout)
     }
 
     /// Connects to the daemon at `address`; see ``init(socketPath:timeout:limits:)``.
@@ -292,20 +234,6 @@ public final class BlockingVarlinkConnection {
 
     private static let closedError = BlockingVarlinkError(
         code: .connectionClosed, message: "the daemon closed the connection")
-
-    private static func connectError(_ number: Int32, socketPath: String) -> BlockingVarlinkError {
-        let reason: String
-        switch number {
-        case ENOENT: reason = "no socket at \(socketPath); is the daemon running?"
-        case ECONNREFUSED: reason = "nobody is listening on \(socketPath); is the daemon running?"
-        case EACCES, EPERM: reason = "no permission to connect to \(socketPath)"
-        case EAGAIN, EINPROGRESS, ETIMEDOUT:
-            return BlockingVarlinkError(
-                code: .timedOut, message: "timed out connecting to \(socketPath)", systemError: number)
-        default: reason = "cannot connect to \(socketPath)"
-        }
-        return BlockingVarlinkError(code: .cannotConnect, message: reason, systemError: number)
-    }
 }
 
 // The C library functions, under names that the members `close()` and `send(_:deadline:)` do not hide.

@@ -1,7 +1,6 @@
 import BeaconBlockingClient
 import BeaconProtocol
 import NIOCore
-import NIOPosix
 
 /// One varlink connection over a Unix socket: pipelined calls, oneway calls, and one streamed call.
 ///
@@ -9,47 +8,40 @@ import NIOPosix
 /// that order. A streamed call occupies the connection until its last reply (varlink's rule), so
 /// ``BeaconClient`` opens a separate connection for each stream.
 final class VarlinkClientConnection: Sendable {
-    let channel: any Channel
+    let socket: ClientSocket
     let address: BeaconAddress
 
-    private init(channel: any Channel, address: BeaconAddress) {
-        self.channel = channel
+    private init(socket: ClientSocket, address: BeaconAddress) {
+        self.socket = socket
         self.address = address
     }
 
-    /// Connects to `address`.
-    static func connect(
-        to address: BeaconAddress,
-        maxMessageSize: Int,
-        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
-    ) async throws(BeaconError) -> VarlinkClientConnection {
-        let bootstrap = ClientBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        VarlinkClientHandler(maxMessageSize: maxMessageSize))
-                }
-            }
+    /// Connects to `address`. The connect does not wait: when the daemon's listen queue is full, it fails at once.
+    static func connect(to address: BeaconAddress, maxMessageSize: Int) async throws(BeaconError)
+        -> VarlinkClientConnection
+    {
         do {
-            let channel = try await bootstrap.connect(unixDomainSocketPath: address.socketPath).get()
-            return VarlinkClientConnection(channel: channel, address: address)
+            let clientLoop = try ClientLoop.shared()
+            let descriptor = try UnixStreamSocket.connect(to: address.socketPath, timeout: .zero)
+            let socket = ClientSocket(descriptor: descriptor, on: clientLoop, maxMessageSize: maxMessageSize)
+            try await socket.start()
+            return VarlinkClientConnection(socket: socket, address: address)
         } catch {
             throw .connectionFailed(address, cause: error)
         }
     }
 
     /// Whether the connection is still open.
-    var isActive: Bool { channel.isActive }
+    var isActive: Bool { socket.isActive }
 
     /// Completes when the connection has closed, for whatever reason.
-    var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
+    var closeFuture: EventLoopFuture<Void> { socket.closeFuture }
 
     /// Sends a call and returns a future of its single reply, without waiting: the call is written before the
     /// function returns to the event loop queue, so calls made one after another are sent in that order.
     func send(_ method: String, _ parameters: [String: JSONValue]) -> EventLoopFuture<[String: JSONValue]> {
-        let promise = channel.eventLoop.makePromise(of: [String: JSONValue].self)
-        let call = VarlinkCall(method: method, parameters: parameters)
-        channel.writeAndFlush(OutgoingCall(call: call, target: .single(promise)), promise: nil)
+        let promise = socket.loop.makePromise(of: [String: JSONValue].self)
+        socket.send(VarlinkCall(method: method, parameters: parameters), target: .single(promise))
         return promise.futureResult
     }
 
@@ -64,8 +56,7 @@ final class VarlinkClientConnection: Sendable {
 
     /// Sends a oneway call: no reply comes, errors included.
     func sendOneway(_ method: String, _ parameters: [String: JSONValue]) {
-        let call = VarlinkCall(method: method, parameters: parameters, oneway: true)
-        channel.writeAndFlush(OutgoingCall(call: call, target: nil), promise: nil)
+        socket.send(VarlinkCall(method: method, parameters: parameters, oneway: true), target: nil)
     }
 
     /// Starts a streamed call (`"more": true`) whose replies `decode` reads and `receive` gets on the connection's
@@ -78,11 +69,7 @@ final class VarlinkClientConnection: Sendable {
         receive: @escaping @Sendable (StreamEvent<Reply>) -> Void
     ) {
         let subscription = StreamSubscription(decode: decode, receive: receive)
-        let call = VarlinkCall(method: method, parameters: parameters, more: true)
-        let written = channel.eventLoop.makePromise(of: Void.self)
-        // A channel closed before the call reached the handler fails only the write.
-        written.futureResult.whenFailure { _ in subscription.fail(.connectionClosed) }
-        channel.writeAndFlush(OutgoingCall(call: call, target: .stream(subscription)), promise: written)
+        socket.send(VarlinkCall(method: method, parameters: parameters, more: true), target: .stream(subscription))
     }
 
     /// ``stream(_:_:decode:receive:)`` as a sequence of the replies' parameters, which finishes after the last one and
@@ -93,9 +80,9 @@ final class VarlinkClientConnection: Sendable {
         _ parameters: [String: JSONValue]
     ) -> AsyncThrowingStream<[String: JSONValue], any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [String: JSONValue].self)
-        let channel = self.channel
+        let socket = self.socket
         continuation.onTermination = { termination in
-            if case .cancelled = termination { channel.close(promise: nil) }
+            if case .cancelled = termination { socket.close() }
         }
         self.stream(method, parameters, decode: StreamSubscription.plainReplies) { event in
             switch event {
@@ -111,6 +98,6 @@ final class VarlinkClientConnection: Sendable {
 
     /// Closes the connection; calls waiting for replies fail with ``BeaconError/Code/connectionClosed``.
     func close() {
-        channel.close(promise: nil)
+        socket.close()
     }
 }
