@@ -86,6 +86,16 @@ struct ClientSocketTests {
         return promise.futureResult
     }
 
+    /// A call on the closed `socket` fails with ``BeaconError/Code/connectionClosed``.
+    static func expectClosedToCalls(_ socket: ClientSocket) async throws {
+        let later = try await outcome(single(socket, "org.example.Test.Later"), "a call after the close")
+        if case .failure(let error) = later {
+            #expect((error as? BeaconError)?.code == .connectionClosed)
+        } else {
+            Issue.record("a call on a closed connection succeeded")
+        }
+    }
+
     @Test("calls that the socket cannot take at once wait for room and go out whole and in order")
     func heldOutput() async throws {
         let (socket, peer) = try await Self.pair()
@@ -137,12 +147,7 @@ struct ClientSocketTests {
         }
         _ = try await Self.outcome(socket.closeFuture, "the close")
         #expect(!socket.isActive)
-        let later = try await Self.outcome(Self.single(socket, "org.example.Test.Later"), "a call after the close")
-        if case .failure(let error) = later {
-            #expect((error as? BeaconError)?.code == .connectionClosed)
-        } else {
-            Issue.record("a call on a closed connection succeeded")
-        }
+        try await Self.expectClosedToCalls(socket)
     }
 
     @Test("a reply that no call waits for closes the connection")
@@ -166,12 +171,7 @@ struct ClientSocketTests {
         _ = Glibc.shutdown(peer.fd, Int32(SHUT_RDWR))
         #expect(try await streamed.value(within: .seconds(10), "the stream's end").code == .connectionClosed)
         _ = try await Self.outcome(socket.closeFuture, "the close")
-        let later = try await Self.outcome(Self.single(socket, "org.example.Test.Later"), "a call after the close")
-        if case .failure(let error) = later {
-            #expect((error as? BeaconError)?.code == .connectionClosed)
-        } else {
-            Issue.record("a call on a closed connection succeeded")
-        }
+        try await Self.expectClosedToCalls(socket)
     }
 
     @Test("a connect that must not wait fails at once when the listen queue is full")

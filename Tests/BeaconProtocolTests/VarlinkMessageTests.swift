@@ -146,6 +146,60 @@ struct VarlinkMessageTests {
         #expect(splitter.bufferedByteCount == 0)
     }
 
+    @Test("receive reads frames in place in pieces of any size, keeps what follows a stop, and refuses long frames")
+    func frameSplitterReceive() throws {
+        var stream: [UInt8] = []
+        let calls = (0..<50).map { VarlinkCall(method: "a.b.M\($0)", parameters: ["i": .int(Int64($0))]) }
+        for call in calls { call.encode(into: &stream) }
+        for size in [1, 7, 64, stream.count] {
+            var splitter = VarlinkFrameSplitter(maxFrameSize: 1000)
+            var received: [VarlinkCall] = []
+            for chunk in stride(from: 0, to: stream.count, by: size) {
+                let piece = Array(stream[chunk..<min(chunk + size, stream.count)])
+                let all = try piece.withUnsafeBytes { bytes in
+                    try splitter.receive(bytes) { frame throws(VarlinkError) in
+                        received.append(try VarlinkCall(parsing: Array(frame)))
+                        return true
+                    }
+                }
+                #expect(all)
+            }
+            #expect(received == calls, "pieces of \(size)")
+            #expect(splitter.bufferedByteCount == 0)
+        }
+
+        // A stop keeps the frames after it, and they come next.
+        var splitter = VarlinkFrameSplitter(maxFrameSize: 8)
+        var seen: [[UInt8]] = []
+        let stopped = try Array("ab\0cd\0ef".utf8).withUnsafeBytes { bytes in
+            try splitter.receive(bytes) { frame in
+                seen.append(Array(frame))
+                return false
+            }
+        }
+        #expect(!stopped && seen == [Array("ab".utf8)] && splitter.bufferedByteCount == 5)
+        #expect(try splitter.nextFrame() == Array("cd".utf8))
+        _ = try Array("\0".utf8).withUnsafeBytes { bytes in
+            try splitter.receive(bytes) { frame in
+                seen.append(Array(frame))
+                return true
+            }
+        }
+        #expect(seen == [Array("ab".utf8), Array("ef".utf8)])
+
+        // Longer than the limit, whether read in place or after held bytes.
+        var fresh = VarlinkFrameSplitter(maxFrameSize: 8)
+        #expect(throws: VarlinkError.self) {
+            try Array("123456789\0".utf8).withUnsafeBytes { try fresh.receive($0) { _ in true } }
+        }
+        var held = VarlinkFrameSplitter(maxFrameSize: 8)
+        _ = try Array("1234".utf8).withUnsafeBytes { try held.receive($0) { _ in true } }
+        #expect(held.bufferedByteCount == 4)
+        #expect(throws: VarlinkError.self) {
+            try Array("56789".utf8).withUnsafeBytes { try held.receive($0) { _ in true } }
+        }
+    }
+
     /// Seeded mutations of a valid call: always a call or a protocol error, never a crash.
     @Test func mutatedCallsNeverCrash() {
         var generator = SplitMix64(seed: 0xCA11)

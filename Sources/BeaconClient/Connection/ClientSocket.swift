@@ -192,19 +192,24 @@ final class ClientSocket: EpollHandler, @unchecked Sendable {
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
-        splitter.append(bytes)
+        var unexpected = false
         do {
-            while !closed,
-                let delivered = try splitter.withNextFrame({ frame throws(VarlinkError) in try deliver(frame) })
-            {
-                guard delivered else {
-                    failAll(with: .invalidReply("a reply arrived while no call was waiting"))
-                    closeOnLoop()
-                    return
+            // Frames are read where they were read into, unless one is unfinished.
+            _ = try splitter.receive(bytes) { frame throws(VarlinkError) in
+                guard !closed else { return false }
+                guard try deliver(frame) else {
+                    unexpected = true
+                    return false
                 }
+                return true
             }
         } catch {
             failAll(with: .invalidReply("the peer sent an invalid message", cause: error))
+            closeOnLoop()
+            return
+        }
+        if unexpected {
+            failAll(with: .invalidReply("a reply arrived while no call was waiting"))
             closeOnLoop()
         }
     }

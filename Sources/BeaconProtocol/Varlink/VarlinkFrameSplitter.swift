@@ -30,6 +30,44 @@ public struct VarlinkFrameSplitter: Sendable {
         bytes.withUnsafeBytes { append($0) }
     }
 
+    /// Takes received bytes and calls `body` with each frame that they complete, in order, until `body` returns
+    /// `false`; returns whether it went through them all.
+    ///
+    /// While the splitter holds nothing, the frames are read where they are, in `bytes`: only an unfinished frame at
+    /// the end, or the bytes after the frame that stopped `body`, are copied in and kept. Throws
+    /// ``VarlinkError/protocolError(_:)`` when a frame is, or would become, longer than ``maxFrameSize``.
+    public mutating func receive(
+        _ bytes: UnsafeRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer) throws(VarlinkError) -> Bool
+    ) throws(VarlinkError) -> Bool {
+        guard bufferedByteCount == 0 else {
+            append(bytes)
+            while let goOn = try withNextFrame(body) {
+                if !goOn { return false }
+            }
+            return true
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            switch scanner.scan(rest) {
+            case .complete(let frameLength):
+                offset += frameLength + 1
+                guard try body(UnsafeRawBufferPointer(rebasing: rest[..<frameLength])) else {
+                    append(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                    return false
+                }
+            case .incomplete:
+                // The scanner remembers how far it looked: the frame's bytes are not scanned again.
+                append(rest)
+                return true
+            case .tooLong:
+                throw VarlinkError.protocolError("message longer than the limit of \(maxFrameSize) bytes")
+            }
+        }
+        return true
+    }
+
     /// The next complete frame without its NUL, or `nil` when none is complete yet.
     ///
     /// Throws ``VarlinkError/protocolError(_:)`` when a frame is, or would become, longer than ``maxFrameSize``.
