@@ -50,11 +50,23 @@ final class StreamSubscription<Reply: Sendable>: StreamReceiver {
         self.receive = receive
     }
 
-    // Reached through `any StreamReceiver`, so unspecialized, where `DecodedReply<Reply>` and `StreamEvent<Reply>`
-    // cost a look-up of their metadata per frame; a property watch's replies take the specialized path.
-    @_specialize(where Reply == WatchReply)
-    @_specialize(where Reply == KeyWatchReply)
+    // Reached through `any StreamReceiver`, so unspecialized. A property watch's frames go to code specialized for
+    // its reply type before anything needs the metadata of a type built on `Reply` (`DecodedReply<Reply>`, looked
+    // up in the runtime's cache for every frame: about 330 instructions).
     func receive(frame: UnsafeRawBufferPointer, limits: JSONLimits) throws(VarlinkError) -> Bool {
+        if Reply.self == KeyWatchReply.self {
+            return try unsafeDowncast(self, to: StreamSubscription<KeyWatchReply>.self).take(frame, limits: limits)
+        }
+        if Reply.self == WatchReply.self {
+            return try unsafeDowncast(self, to: StreamSubscription<WatchReply>.self).take(frame, limits: limits)
+        }
+        return try take(frame, limits: limits)
+    }
+
+    /// Decodes one frame and hands it on; kept out of ``receive(frame:limits:)``, whose every call would otherwise
+    /// look up the metadata of the decoded reply.
+    @inline(never)
+    private func take(_ frame: UnsafeRawBufferPointer, limits: JSONLimits) throws(VarlinkError) -> Bool {
         switch try decode(frame, limits) {
         case .error(let error):
             fail(BeaconError(error))
