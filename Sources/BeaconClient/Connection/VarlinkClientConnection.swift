@@ -37,8 +37,8 @@ final class VarlinkClientConnection: Sendable {
     /// Completes when the connection has closed, for whatever reason.
     var closeFuture: EventLoopFuture<Void> { socket.closeFuture }
 
-    /// Sends a call and returns a future of its single reply, without waiting: the call is written before the
-    /// function returns to the event loop queue, so calls made one after another are sent in that order.
+    /// Sends a call and returns a future of its single reply, without waiting: the call is written, or queued on
+    /// the connection's loop, before the function returns, so calls made one after another are sent in that order.
     func send(_ method: String, _ parameters: [String: JSONValue]) -> EventLoopFuture<[String: JSONValue]> {
         let promise = socket.loop.makePromise(of: [String: JSONValue].self)
         socket.send(VarlinkCall(method: method, parameters: parameters), target: .single(promise))
