@@ -56,6 +56,7 @@ final class ClientSocket: EpollHandler, @unchecked Sendable {
     private let descriptor: Int32
     private let limits: JSONLimits
     private let closePromise: EventLoopPromise<Void>
+    /// Cleared on the loop when the connection closes; read from any thread by ``isActive``.
     private let open = Atomic<Bool>(true)
 
     // Used on the loop only, and no access spans a call that could reach the same one again.
@@ -66,7 +67,6 @@ final class ClientSocket: EpollHandler, @unchecked Sendable {
     @exclusivity(unchecked) private var written = 0
     /// The socket took no more: writing waits until the loop reports room.
     @exclusivity(unchecked) private var awaitingRoom = false
-    @exclusivity(unchecked) private var closed = false
 
     /// Takes `descriptor`, a connected non-blocking socket; ``start()`` registers it with the loop.
     init(descriptor: Int32, on clientLoop: ClientLoop, maxMessageSize: Int) {
@@ -92,6 +92,9 @@ final class ClientSocket: EpollHandler, @unchecked Sendable {
 
     /// Whether the connection is open; false from the moment it closed on the loop.
     var isActive: Bool { open.load(ordering: .relaxed) }
+
+    /// On the loop: the connection closed, and takes nothing more.
+    private var closed: Bool { !isActive }
 
     /// Completes once the connection has closed, after the calls waiting for replies have failed.
     var closeFuture: EventLoopFuture<Void> { closePromise.futureResult }
@@ -236,9 +239,7 @@ final class ClientSocket: EpollHandler, @unchecked Sendable {
     // MARK: Closing
 
     private func closeOnLoop() {
-        guard !closed else { return }
-        closed = true
-        open.store(false, ordering: .relaxed)
+        guard open.exchange(false, ordering: .relaxed) else { return }
         loop.deregister(descriptor)
         Glibc.close(descriptor)
         output = []

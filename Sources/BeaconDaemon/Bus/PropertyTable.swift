@@ -362,10 +362,10 @@ final class PropertyTable {
 
     // MARK: Commit
 
-    /// The writer committed: what changed can no longer be undone.
     /// Changes since the last commit, which ``rollBack()`` would undo.
     var hasUncommittedChanges: Bool { undoCounters != nil || !undo.isEmpty }
 
+    /// The writer committed: what changed can no longer be undone.
     func committed() {
         undoCounters = nil
         guard !undo.isEmpty else { return }

@@ -14,8 +14,9 @@ import NIOCore
 /// of calls or events costs one `write` and one `flush` per connection and tick.
 ///
 /// A tick's replies are written straight to the socket with `send(2)` when the transport holds none of the
-/// connection's output: no buffer is made for them and nothing is queued. What the socket does not take at once goes through the transport (``VarlinkTransport``),
-/// which waits for the socket to drain, keeps the watermarks and closes on an error.
+/// connection's output: no buffer is made for them and nothing is queued. What the socket does not take at once
+/// goes through the transport (``VarlinkTransport``), which waits for the socket to drain, keeps the watermarks and
+/// closes on an error.
 package final class VarlinkConnection {
     /// Unique for the server's lifetime.
     package let id: Int

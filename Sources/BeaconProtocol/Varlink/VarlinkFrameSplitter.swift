@@ -62,7 +62,7 @@ public struct VarlinkFrameSplitter: Sendable {
                 append(rest)
                 return true
             case .tooLong:
-                throw VarlinkError.protocolError("message longer than the limit of \(maxFrameSize) bytes")
+                throw tooLong
             }
         }
         return true
@@ -94,6 +94,9 @@ public struct VarlinkFrameSplitter: Sendable {
         return try result.get()
     }
 
+    /// A frame is, or would become, longer than ``maxFrameSize``.
+    private var tooLong: VarlinkError { .protocolError("message longer than the limit of \(maxFrameSize) bytes") }
+
     /// The index of the NUL ending the frame at `readIndex`, or `nil` while it has not arrived.
     @usableFromInline
     mutating func nextFrameEnd() throws(VarlinkError) -> Int? {
@@ -105,7 +108,7 @@ public struct VarlinkFrameSplitter: Sendable {
         case .incomplete:
             return nil
         case .tooLong:
-            throw VarlinkError.protocolError("message longer than the limit of \(maxFrameSize) bytes")
+            throw tooLong
         }
     }
 }
