@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
     ],
     targets: [
         // etcd's v3 API, generated from Protos/ by scripts/generate-protos.sh.
@@ -44,9 +45,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ],
             swiftSettings: strict
         ),
+        // Records and checks histories of fleet operations, etcd's revisions and watchers' events.
+        .target(name: "FleetHistory", swiftSettings: strict),
+        .executableTarget(name: "fleet-history-check", dependencies: ["FleetHistory"], swiftSettings: strict),
         .executableTarget(name: "beacon-fleet", dependencies: ["BeaconFleet"], swiftSettings: strict),
         // Fleet latency and throughput beside etcd's own (scripts/fleet-bench.sh).
         .executableTarget(
@@ -59,10 +64,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "FleetHistoryTests", dependencies: ["FleetHistory"], swiftSettings: strict),
         .testTarget(
             name: "BeaconFleetTests",
             dependencies: [
-                "BeaconFleet",
+                "BeaconFleet", "FleetHistory",
                 .product(name: "BeaconClient", package: "Beacon"),
                 .product(name: "BeaconProtocol", package: "Beacon"),
                 .product(name: "BeaconTestSupport", package: "Beacon"),

@@ -24,6 +24,10 @@ public struct ProviderRequest: Sendable, Hashable {
     public var answered: Bool
     /// The caller's credentials: `uid`, `pid`, `command`.
     public var origin: [String: JSONValue]
+    /// Names the write for as long as it lives: a request the daemon sends again (to the next provider, after the
+    /// one it went to disconnected without answering) has the same `write`, and is to be applied at most once.
+    /// `nil` from a daemon that does not name its writes.
+    public var write: String?
 }
 
 /// A change of a provided key, as a provider publishes it.
@@ -171,7 +175,7 @@ extension ProviderRequest {
             id: try reader.int("id"), method: method, key: try reader.string("key"), value: reader.value("value"),
             ifProviderVersion: reader.optionalInt("ifProviderVersion"),
             ephemeral: reader.bool("ephemeral", default: false), answered: reader.bool("answered", default: true),
-            origin: origin)
+            origin: origin, write: reader.optionalString("write"))
     }
 }
 

@@ -21,7 +21,7 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
             case keyNotFound, versionMismatch, readOnly, invalidKey, invalidPattern, valueTooLarge
             case invalidName, limitExceeded, protocolError, typeMismatch, locked, invalidSchema, storeFailed
             case interfaceNotFound, methodNotFound, methodNotImplemented, invalidParameter, permissionDenied
-            case expectedMore, otherRemote, providerUnavailable, providerConflict, notProvider
+            case expectedMore, otherRemote, providerUnavailable, outcomeUnknown, providerConflict, notProvider
             case invalidAddress, connectionFailed, connectionClosed, notConnected, invalidReply
             case encodingFailed, decodingFailed, notificationsDropped, cancelled, clientClosed
         }
@@ -51,6 +51,9 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
         /// `io.beacon.Providers.ProviderUnavailable`: the key's subtree has no provider connected, or its
         /// provider cannot reach where the values live (the parameter `reason` says which); reads still work.
         public static let providerUnavailable = Code(base: .providerUnavailable)
+        /// `io.beacon.Providers.OutcomeUnknown`: the write may or may not have been carried out, and may still be
+        /// (its provider was sent it and could not learn what became of it); a read of the key tells.
+        public static let outcomeUnknown = Code(base: .outcomeUnknown)
         /// `io.beacon.Providers.ProviderConflict`: another provider has an overlapping subtree.
         public static let providerConflict = Code(base: .providerConflict)
         /// `io.beacon.Providers.NotProvider`: the provider number, key or request is not this provider's.
@@ -160,6 +163,7 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
         "io.beacon.Settings.InvalidSchema": .invalidSchema,
         "io.beacon.StoreFailed": .storeFailed,
         "io.beacon.Providers.ProviderUnavailable": .providerUnavailable,
+        "io.beacon.Providers.OutcomeUnknown": .outcomeUnknown,
         "io.beacon.Providers.ProviderConflict": .providerConflict,
         "io.beacon.Providers.NotProvider": .notProvider,
         "io.beacon.Notifications.InvalidName": .invalidName,

@@ -52,6 +52,9 @@ package final class EtcdConnection: Sendable {
                 // default, which ends every stream on the connection.
                 config.connection.keepalive = .init(time: .seconds(10), timeout: .seconds(5), allowWithoutCalls: true)
                 config.backoff = .init(initial: .milliseconds(100), max: .seconds(2), multiplier: 1.6, jitter: 0.2)
+                // etcd's server PINGs about once per write; answered here, they no longer count towards
+                // swift-nio-http2's limit of 200 in 30 s, which closed busy connections (PingAnsweringHandler).
+                config.channelDebuggingCallbacks.onCreateTCPConnection = { PingAnsweringHandler.install(on: $0) }
             },
             serviceConfig: ServiceConfig(loadBalancingConfig: [.roundRobin]))
         grpc = GRPCClient(transport: transport)
@@ -123,12 +126,14 @@ package final class EtcdConnection: Sendable {
         return options
     }
 
-    /// Every key from `prefix` on, read in pages of `pageSize` keys, all at the revision of the first page (a
+    /// Every key from `start` to `end`, read in pages of `pageSize` keys, all at the revision of the first page (a
     /// linearizable read). Returns the keys and that revision.
-    func range(prefix: [UInt8], pageSize: Int64 = 256) async throws -> (kvs: [Mvccpb_KeyValue], revision: Int64) {
+    func range(
+        from start: [UInt8], to end: [UInt8], pageSize: Int64 = 256
+    ) async throws -> (kvs: [Mvccpb_KeyValue], revision: Int64) {
         var request = Etcdserverpb_RangeRequest()
-        request.key = Data(prefix)
-        request.rangeEnd = Data(Self.prefixEnd(prefix))
+        request.key = Data(start)
+        request.rangeEnd = Data(end)
         request.limit = pageSize
         let options = Self.acceptingLargeResponses(self.options)
         var kvs: [Mvccpb_KeyValue] = []
@@ -143,6 +148,18 @@ package final class EtcdConnection: Sendable {
         }
     }
 
+    /// One linearizable read of at most one key from `prefix` on, given `timeout`: it succeeds only while the
+    /// cluster has a quorum.
+    func readLinearizably(prefix: [UInt8], timeout: Duration) async throws {
+        var request = Etcdserverpb_RangeRequest()
+        request.key = Data(prefix)
+        request.limit = 1
+        request.keysOnly = true
+        var options = CallOptions.defaults
+        options.timeout = timeout
+        _ = try await authenticated { metadata in try await kv.range(request, metadata: metadata, options: options) }
+    }
+
     /// One transaction, given `timeout` to complete.
     package func txn(_ request: Etcdserverpb_TxnRequest, timeout: Duration) async throws -> Etcdserverpb_TxnResponse {
         var options = CallOptions.defaults
@@ -150,7 +167,7 @@ package final class EtcdConnection: Sendable {
         return try await authenticated { metadata in try await kv.txn(request, metadata: metadata, options: options) }
     }
 
-    func grantLease(ttl: Int) async throws -> Int64 {
+    package func grantLease(ttl: Int) async throws -> Int64 {
         var request = Etcdserverpb_LeaseGrantRequest()
         request.ttl = Int64(ttl)
         let response = try await authenticated { metadata in
@@ -158,6 +175,15 @@ package final class EtcdConnection: Sendable {
         }
         guard response.error.isEmpty else { throw EtcdError.refused(response.error) }
         return response.id
+    }
+
+    /// The seconds lease `id` has left; 0 or less when it is gone.
+    func leaseTimeToLive(_ id: Int64) async throws -> Int64 {
+        var request = Etcdserverpb_LeaseTimeToLiveRequest()
+        request.id = id
+        return try await authenticated { metadata in
+            try await leases.leaseTimeToLive(request, metadata: metadata, options: options)
+        }.ttl
     }
 
     func revokeLease(_ id: Int64) async throws {
@@ -204,15 +230,15 @@ package final class EtcdConnection: Sendable {
         }
     }
 
-    /// Watches every key from `prefix` on, from `revision`, passing each response to `handle` until it returns
+    /// Watches every key from `start` to `end`, from `revision`, passing each response to `handle` until it returns
     /// false; throws when the stream fails. The stream requires a leader: etcd ends it when its member loses one.
     package func watch(
-        prefix: [UInt8], from revision: Int64,
+        from start: [UInt8], to end: [UInt8], revision: Int64,
         handle: @escaping @Sendable (Etcdserverpb_WatchResponse) async throws -> Bool
     ) async throws {
         var create = Etcdserverpb_WatchCreateRequest()
-        create.key = Data(prefix)
-        create.rangeEnd = Data(Self.prefixEnd(prefix))
+        create.key = Data(start)
+        create.rangeEnd = Data(end)
         create.startRevision = revision
         let request = Etcdserverpb_WatchRequest.with { $0.requestUnion = .createRequest(create) }
         let options = Self.acceptingLargeResponses(.defaults)

@@ -41,17 +41,34 @@ public actor FleetBridge {
     /// The lease's keep-alive stream failed, and no renewal has been confirmed since.
     private var leaseInterrupted = false
     private var failures = 0
+    /// Since when the watch has failed without running again.
+    private var watchFailingSince: ContinuousClock.Instant?
+    /// The check of etcd's quorum that runs now.
+    private var quorumCheck: Task<Void, Never>?
+    /// No linearizable read has succeeded for ``quorumWindow``, and none since.
+    private var quorumLost = false
+    let writer: FleetWriter
+    /// Where this machine's lease is noted for a beacon-fleet started after this one; `nil` without a place.
+    let leaseNote: LeaseNote?
+    /// The beacond this bridge is registered with (its pid and start time), once known.
+    private var daemonIdentity: String?
 
     public init(configuration: FleetConfiguration, client: BeaconClient, logger: Logger) throws {
         self.configuration = configuration
         self.client = client
-        self.etcd = try EtcdConnection(configuration: configuration)
+        let etcd = try EtcdConnection(configuration: configuration)
+        self.etcd = etcd
         self.keys = FleetKeys(prefix: Array(configuration.etcdPrefix.utf8), roots: configuration.prefixes)
         self.logger = logger
+        leaseNote = LeaseNote(configuration: configuration)
+        writer = FleetWriter(
+            etcd: etcd, etcdPrefix: keys.prefix, machine: configuration.machine,
+            requestTimeout: configuration.requestTimeout, logger: logger)
     }
 
-    /// Serves until the task is cancelled; then revokes this machine's lease, so that its ephemeral keys go at
-    /// once rather than after the lease's time to live.
+    /// Serves until the task is cancelled. Then this machine's lease is left to the next beacon-fleet while beacond
+    /// runs (its clients still own their ephemeral keys), and revoked otherwise, so that the keys go at once rather
+    /// than after the lease's time to live.
     public nonisolated func run() async throws {
         let (wakeups, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         await setRegistrations(continuation)
@@ -71,7 +88,9 @@ public actor FleetBridge {
                 continuation.finish()
             }
             registration.dispose()
-            await self.revokeLease()
+            // beacond's clients may still own ephemeral keys on this machine's lease: it is left to the next
+            // beacon-fleet, which keeps it (LeaseNote), or to its time to live. When beacond is gone, it is revoked.
+            await self.releaseLease()
             self.etcd.close()
             group.cancelAll()
         }
@@ -94,11 +113,18 @@ public actor FleetBridge {
         registrations?.yield()
     }
 
+    /// Notes which beacond runs now: the lease of ephemeral keys is noted with it.
+    private func learnDaemon() async {
+        guard daemonIdentity == nil, let status = try? await client.daemonStatus() else { return }
+        daemonIdentity = "\(status.pid)-\(status.startedUsec)"
+    }
+
     /// beacond went away: the clients that owned this machine's ephemeral keys went with it.
     private func daemonLost() async {
         guard provider != nil || lease != nil else { return }
         logger.notice("lost beacond; waiting for it to come back")
         provider = nil
+        daemonIdentity = nil
         registrationEpoch += 1
         watchTask?.cancel()
         await revokeLease()
@@ -131,12 +157,21 @@ public actor FleetBridge {
                 // A watch ended by a new registration, or by beacond going away, is no failure of etcd's (the new
                 // registration may even have the same number, as a restarted beacond counts from the start).
                 guard !Task.isCancelled, registrationEpoch == epoch else { continue }
-                // The first failure is retried at once without a word: a member going away ends the streams
-                // it served, and the next attempt reaches another member.
+                // A stream that ends is tried again, at once the first time: a member going away, or a connection
+                // closed, ends the streams it carried, and the next attempt reaches another member or connection.
+                // Whether etcd is unavailable is decided by its quorum, not by one stream.
+                let reason = Self.describe(error)
+                suspectQuorum(reason)
                 failures += 1
-                if failures > 1 { await markUnavailable(provider, reason: Self.describe(error)) }
-                let pause = Duration.milliseconds(min(2000, 50 * (1 << min(failures - 1, 6))))
-                try? await Task.sleep(for: pause)
+                let clock = ContinuousClock()
+                let since = watchFailingSince ?? clock.now
+                watchFailingSince = since
+                if clock.now - since > Self.watchFailureLimit {
+                    await markUnavailable(provider, reason: "cannot follow etcd's changes: " + reason)
+                }
+                if failures > 1 {
+                    try? await Task.sleep(for: .milliseconds(min(2000, 50 * (1 << min(failures - 2, 6)))))
+                }
             }
         }
     }
@@ -144,7 +179,7 @@ public actor FleetBridge {
     /// One attempt: a resync if needed, then the watch from the next revision, until it ends.
     private func follow(_ provider: Int64) async throws {
         if needsResync { try await resync(provider) }
-        try await etcd.watch(prefix: keys.prefix, from: lastRevision + 1) { response in
+        try await etcd.watch(from: keys.prefix, to: keys.rangeEnd, revision: lastRevision + 1) { response in
             try await self.received(response, provider: provider)
         }
     }
@@ -152,7 +187,9 @@ public actor FleetBridge {
     /// Publishes every key of the subtrees as etcd holds it now; beacond deletes the keys etcd no longer has, so
     /// its watchers see exactly what changed while this machine was away.
     private func resync(_ provider: Int64) async throws {
-        let (kvs, revision) = try await etcd.range(prefix: keys.prefix)
+        await learnDaemon()
+        await adoptLease()
+        let (kvs, revision) = try await etcd.range(from: keys.prefix, to: keys.rangeEnd)
         var changes: [SizedChange] = []
         for kv in kvs {
             switch keys.change(of: kv, deleted: false) {
@@ -208,7 +245,8 @@ public actor FleetBridge {
         guard self.provider == provider else { return false }
         if response.created {
             failures = 0
-            await markAvailable(provider)
+            watchFailingSince = nil
+            if !quorumLost { await markAvailable(provider) }
         }
         if response.canceled {
             if response.compactRevision > 0 {
@@ -238,6 +276,45 @@ public actor FleetBridge {
         return true
     }
 
+    /// Something failed that a lost quorum would explain: checks etcd's quorum, unless a check runs already.
+    private func suspectQuorum(_ reason: String) {
+        guard quorumCheck == nil else { return }
+        quorumCheck = Task { await self.checkQuorum(reason) }
+    }
+
+    /// Reads linearizably until a read succeeds. When none has for ``quorumWindow``, the subtrees are unavailable
+    /// until one does and the watch runs again: a dropped connection or stream, or a leader election, is over well
+    /// within the window, and only a cluster without a quorum fails that long.
+    private func checkQuorum(_ firstReason: String) async {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var reason = firstReason
+        while !Task.isCancelled {
+            do {
+                try await etcd.readLinearizably(prefix: keys.prefix, timeout: .seconds(1))
+                break
+            } catch {
+                reason = Self.describe(error)
+                if clock.now - started >= Self.quorumWindow, !quorumLost {
+                    quorumLost = true
+                    if let provider { await markUnavailable(provider, reason: reason) }
+                }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        quorumCheck = nil
+        guard quorumLost else { return }
+        quorumLost = false
+        logger.notice("etcd has a quorum again")
+        // The watch says when this machine follows etcd's changes again.
+        if let provider, watchFailingSince == nil, watchTask != nil { await markAvailable(provider) }
+    }
+
+    /// How long linearizable reads must fail before the subtrees are unavailable.
+    static let quorumWindow = Duration.seconds(2)
+    /// How long the watch may fail, with etcd otherwise reachable, before the subtrees are unavailable.
+    static let watchFailureLimit = Duration.seconds(10)
+
     private func markAvailable(_ provider: Int64) async {
         guard available != true else { return }
         if available == false { logger.notice("etcd is reachable again") }
@@ -254,119 +331,80 @@ public actor FleetBridge {
 
     // MARK: From beacond to etcd
 
-    /// Carries out a forwarded Set or Unset as one etcd transaction.
+    /// Carries out a forwarded Set or Unset as one etcd transaction, applied at most once however often it is
+    /// sent (``FleetWriter``), and answers what became of it: committed, refused, or, when etcd could not be asked,
+    /// `OutcomeUnknown`.
     private func handle(_ request: ProviderRequest, provider: Int64) async -> ProviderAnswer {
         let key = keys.etcdKey(request.key)
         var origin = request.origin
         origin["machine"] = .string(configuration.machine)
-        let write = "\(configuration.machine)/\(UInt64.random(in: 1...UInt64.max))"
-        var transaction = Etcdserverpb_TxnRequest()
+        var conditions: [Etcdserverpb_Compare] = []
         if let version = request.ifProviderVersion {
-            transaction.compare.append(
+            conditions.append(
                 version == 0
-                    ? Self.equal(key, .create, .createRevision(0)) : Self.equal(key, .mod, .modRevision(version)))
+                    ? FleetWriter.compare(key, .create, .equal, .createRevision(0))
+                    : FleetWriter.compare(key, .mod, .equal, .modRevision(version)))
         }
-        do {
-            if !request.answered {
-                // The ephemeral owner went away: delete the key only while it still holds this machine's value.
-                guard let lease else { return .error("io.beacon.Providers.ProviderUnavailable") }
-                transaction.compare.append(Self.equal(key, .lease, .lease(lease.id)))
-            }
-            var operation = Etcdserverpb_RequestOp()
-            switch request.method {
-            case .set:
-                var put = Etcdserverpb_PutRequest()
-                put.key = key
-                put.value = FleetValue(value: request.value ?? .null, origin: origin, write: write).encoded
-                if request.ephemeral { put.lease = try await currentLease() }
-                operation.request = .requestPut(put)
-            case .unset:
-                var delete = Etcdserverpb_DeleteRangeRequest()
-                delete.key = key
-                operation.request = .requestDeleteRange(delete)
-            }
-            transaction.success = [operation]
-            var read = Etcdserverpb_RangeRequest()
-            read.key = key
-            transaction.failure = [Etcdserverpb_RequestOp.with { $0.request = .requestRange(read) }]
-            let (response, retried) = try await commit(transaction)
-            let revision = response.header.revision
-            let current = response.responses.first?.responseRange.kvs.first
-            let value = request.method == .set ? request.value ?? .null : nil
-            let applied = ProviderAnswer.change(
-                ProvidedChange(key: request.key, value: value, providerVersion: revision, origin: origin))
-            guard response.succeeded else {
-                if retried {
-                    // The first attempt may have been applied: then the key holds this very write, or is gone.
-                    if let current, (try? FleetValue(decoding: current.value))?.write == write {
-                        return answering(
-                            current.modRevision,
-                            with: .change(
-                                ProvidedChange(
-                                    key: request.key, value: value, providerVersion: current.modRevision,
-                                    origin: origin)))
-                    }
-                    if current == nil, request.method == .unset { return applied }
+        if !request.answered {
+            // The ephemeral owner went away: delete the key only while it still holds this machine's value.
+            guard let lease else { return .error("io.beacon.Providers.ProviderUnavailable") }
+            conditions.append(FleetWriter.compare(key, .lease, .equal, .lease(lease.id)))
+        }
+        let operation: FleetWrite.Operation
+        switch request.method {
+        case .set:
+            var leaseID: Int64?
+            if request.ephemeral {
+                do {
+                    leaseID = try await currentLease()
+                } catch {
+                    return unavailable(request.key, "no lease for the ephemeral key: \(Self.describe(error))")
                 }
-                // Someone else's write won: beacond learns the value that won first, so that the caller's
-                // VersionMismatch names the version to try again with.
-                if request.answered { await publishCurrent(of: request.key, current, at: revision, provider: provider) }
-                return .error("io.beacon.Properties.VersionMismatch")
             }
-            if request.method == .unset, response.responses.first?.responseDeleteRange.deleted == 0, !retried {
-                await publishCurrent(of: request.key, nil, at: revision, provider: provider)
+            let value = FleetValue(value: request.value ?? .null, origin: origin).encoded
+            operation = .put(value: value, lease: leaseID)
+        case .unset:
+            // An Unset of a key that does not exist is refused (KeyNotFound), not written.
+            if request.ifProviderVersion == nil, request.answered {
+                conditions.append(FleetWriter.compare(key, .create, .greater, .createRevision(0)))
+            }
+            operation = .delete
+        }
+        // The daemon names each write, and sends it again under the same name to the next provider when this one
+        // goes before answering: then both attempts share one id, and at most one applies.
+        let id = request.write.map { "\(configuration.machine)/\($0)" } ?? writer.newID()
+        let outcome = await writer.commit(FleetWrite(key: key, operation: operation, conditions: conditions), id: id)
+        switch outcome {
+        case .committed(let revision):
+            let value = request.method == .set ? request.value ?? .null : nil
+            if revision > lastRevision { answered.insert(revision) }
+            return .change(
+                ProvidedChange(key: request.key, value: value, providerVersion: revision, origin: origin))
+        case .refused(let current, let revision):
+            guard request.answered else { return .error("io.beacon.Properties.VersionMismatch") }
+            // beacond learns the value that won first, so that the caller's VersionMismatch names the version to
+            // try again with.
+            await publishCurrent(of: request.key, current, at: revision, provider: provider)
+            if request.method == .unset, request.ifProviderVersion == nil {
+                // Its one condition is that the key exists.
                 return .error("io.beacon.Properties.KeyNotFound", ["key": .string(request.key)])
             }
-            return answering(revision, with: applied)
-        } catch {
-            let reason = "etcd did not confirm the write (it may still be applied): \(Self.describe(error))"
-            logger.warning("a write failed", metadata: ["key": "\(request.key)", "reason": "\(reason)"])
+            return .error("io.beacon.Properties.VersionMismatch")
+        case .notApplied(let reason):
+            logger.warning("a write was not applied", metadata: ["key": "\(request.key)", "reason": "\(reason)"])
+            suspectQuorum(reason)
+            return unavailable(request.key, reason)
+        case .unknown(let reason):
+            logger.warning(
+                "a write's outcome is unknown", metadata: ["key": "\(request.key)", "reason": "\(reason)"])
+            suspectQuorum(reason)
             return .error(
-                "io.beacon.Providers.ProviderUnavailable", ["key": .string(request.key), "reason": .string(reason)])
+                "io.beacon.Providers.OutcomeUnknown", ["key": .string(request.key), "reason": .string(reason)])
         }
     }
 
-    /// Returns `answer`, which gives beacond the change at `revision`, and notes it for the watch, unless the watch
-    /// has passed that revision already.
-    private func answering(_ revision: Int64, with answer: ProviderAnswer) -> ProviderAnswer {
-        if revision > lastRevision { answered.insert(revision) }
-        return answer
-    }
-
-    /// The condition that `key`'s `target` is `value`.
-    static func equal(
-        _ key: Data, _ target: Etcdserverpb_Compare.CompareTarget, _ value: Etcdserverpb_Compare.OneOf_TargetUnion
-    ) -> Etcdserverpb_Compare {
-        Etcdserverpb_Compare.with {
-            $0.key = key
-            $0.result = .equal
-            $0.target = target
-            $0.targetUnion = value
-        }
-    }
-
-    /// Sends `transaction` until etcd answers or the request timeout passes. An attempt that times out or finds
-    /// no connection is made again: a member going away, or the election after its leader went, drops the
-    /// proposals it had, and etcd itself would answer them only after several seconds. Returns whether an
-    /// attempt was repeated, in which case an earlier one may have been applied.
-    private func commit(
-        _ transaction: Etcdserverpb_TxnRequest
-    ) async throws -> (Etcdserverpb_TxnResponse, retried: Bool) {
-        let clock = ContinuousClock()
-        let deadline = clock.now + configuration.requestTimeout
-        let attemptTimeout = max(configuration.requestTimeout / 4, .milliseconds(500))
-        var retried = false
-        while true {
-            let remaining = deadline - clock.now
-            do {
-                return (try await etcd.txn(transaction, timeout: min(attemptTimeout, remaining)), retried)
-            } catch let error as RPCError where [.deadlineExceeded, .unavailable].contains(error.code) {
-                guard deadline - clock.now > .milliseconds(100) else { throw error }
-                logger.debug("sending a write to etcd again", metadata: ["reason": "\(Self.describe(error))"])
-                retried = true
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
+    private func unavailable(_ key: String, _ reason: String) -> ProviderAnswer {
+        .error("io.beacon.Providers.ProviderUnavailable", ["key": .string(key), "reason": .string(reason)])
     }
 
     private func publishCurrent(of key: String, _ kv: Mvccpb_KeyValue?, at revision: Int64, provider: Int64) async {
@@ -392,7 +430,18 @@ public actor FleetBridge {
         leaseGrant = grant
         defer { leaseGrant = nil }
         let id = try await grant.value
-        let interval = Duration.milliseconds(ttl * 1000 / 3)
+        keep(id)
+        logger.info(
+            "granted the lease of this machine's ephemeral keys", metadata: ["lease": "\(id)", "ttl": "\(ttl)"])
+        if let daemonIdentity, let leaseNote {
+            leaseNote.write(LeaseNote.Contents(lease: id, daemon: daemonIdentity), logger: logger)
+        }
+        return id
+    }
+
+    /// Keeps lease `id` alive every third of its time to live, as this machine's lease.
+    private func keep(_ id: Int64) {
+        let interval = Duration.milliseconds(configuration.leaseTTL * 1000 / 3)
         let keeper = Task { [etcd] in
             while !Task.isCancelled {
                 do {
@@ -407,9 +456,30 @@ public actor FleetBridge {
         }
         lease = (id, keeper)
         leaseInterrupted = false
+    }
+
+    /// Takes over the lease an earlier beacon-fleet of this machine noted (``LeaseNote``), while it is alive and
+    /// was granted for the beacond that runs now: the ephemeral keys on it belong to clients still connected to
+    /// it, and stay. A lease noted for another beacond is revoked: its owners went with that beacond.
+    private func adoptLease() async {
+        guard lease == nil, let leaseNote, let noted = leaseNote.read() else { return }
+        guard let status = try? await client.daemonStatus() else { return }
+        let daemon = "\(status.pid)-\(status.startedUsec)"
+        daemonIdentity = daemon
+        guard noted.daemon == daemon else {
+            try? await etcd.revokeLease(noted.lease)
+            leaseNote.remove()
+            logger.info("revoked the lease of a beacond that is gone", metadata: ["lease": "\(noted.lease)"])
+            return
+        }
+        guard let ttl = try? await etcd.leaseTimeToLive(noted.lease), ttl > 0, lease == nil else {
+            leaseNote.remove()
+            return
+        }
+        keep(noted.lease)
         logger.info(
-            "granted the lease of this machine's ephemeral keys", metadata: ["lease": "\(id)", "ttl": "\(ttl)"])
-        return id
+            "kept the lease of this machine's ephemeral keys from before a restart",
+            metadata: ["lease": "\(noted.lease)", "ttl": "\(ttl)"])
     }
 
     private func leaseInterrupted(_ id: Int64, _ error: any Error) {
@@ -432,9 +502,20 @@ public actor FleetBridge {
         lease = nil
     }
 
+    /// Stops keeping the lease alive, and revokes it unless beacond is still there.
+    private func releaseLease() async {
+        guard provider == nil else {
+            lease?.keeper.cancel()
+            lease = nil
+            return
+        }
+        await revokeLease()
+    }
+
     private func revokeLease() async {
         guard let (id, keeper) = lease else { return }
         lease = nil
+        leaseNote?.remove()
         keeper.cancel()
         do {
             try await etcd.revokeLease(id)

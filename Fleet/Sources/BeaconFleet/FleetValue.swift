@@ -66,6 +66,9 @@ struct FleetKeys: Sendable {
     /// The mirrored roots, such as `fleet`.
     let roots: [String]
 
+    /// The end of the mirrored range: every key under ``prefix`` that a Beacon key can make sorts before it.
+    var rangeEnd: [UInt8] { FleetWriter.mirroredRangeEnd(prefix) }
+
     func etcdKey(_ key: String) -> Data { Data(prefix + Array(key.utf8)) }
 
     /// The Beacon key of an etcd key, when it is a valid key under one of the roots.

@@ -117,7 +117,7 @@ let readerRun = Task { try await reader.run() }
 let etcdArrivals = Arrivals()
 let key = Array("/bench/latency".utf8)
 let watching = Task {
-    try await reader.watch(prefix: key, from: 0) { response in
+    try await reader.watch(from: key, to: EtcdConnection.prefixEnd(key), revision: 0) { response in
         for event in response.events {
             if case .object(let members) = try JSONValue(parsing: [UInt8](event.kv.value)),
                 let number = members["n"]?.intValue

@@ -1,4 +1,5 @@
 import BeaconProtocol
+import NIOCore
 
 /// The subtrees whose Sets and Unsets a client decides (`io.beacon.Providers`), and the requests forwarded to
 /// their providers that wait for an answer.
@@ -12,6 +13,8 @@ final class ProviderRegistry {
         var unavailable: Unavailability?
         /// The keys published so far by a resync given in parts (Publish with `more`), until its last part.
         var resyncing: Set<String>?
+        /// Registered unavailable (reading its source), and not available since: writes wait for it.
+        var starting: Bool
     }
 
     /// Why writes of a subtree fail, and since when.
@@ -20,16 +23,55 @@ final class ProviderRegistry {
         var sinceUsec: Int64
     }
 
-    /// A forwarded Set or Unset.
+    /// A Set or Unset for a provider, as it is sent (and sent again, unchanged, to the next provider when the one
+    /// it went to disconnected before answering).
     struct Request {
-        let provider: Int
         /// The connection that waits for the answer; `nil` when none does.
         let caller: BusClient?
+        let method: String
         let key: String
-        /// The caller asked for an ephemeral Set.
-        let ephemeral: Bool
+        let value: [UInt8]?
         /// The caller's `ifVersion`, which a VersionMismatch answer reports.
         let ifVersion: Int64?
+        let ifProviderVersion: Int64?
+        /// The caller asked for an ephemeral Set.
+        let ephemeral: Bool
+        let origin: Origin
+        /// Names the write for as long as it lives, across providers: a provider that gets it again applies it at
+        /// most once (beacon-fleet records it in etcd with the write).
+        let write: String
+    }
+
+    /// A request handed to a provider's connection, which the provider has not answered yet.
+    struct Pending {
+        let provider: Int
+        let request: Request
+    }
+
+    /// A write that waits for its subtree's provider: one registering, or reading its source after registering.
+    struct Waiting {
+        enum Kind {
+            /// A call not forwarded yet: it is checked (ifVersion) when it is.
+            case call(method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool)
+            /// A request sent to a provider that disconnected before answering: the provider may have carried it
+            /// out, so it goes to the next one unchanged, which tells.
+            case sent(Request)
+        }
+
+        let kind: Kind
+        /// The connection that made a call not forwarded yet.
+        let owner: BusClient?
+        /// The connection that waits for the answer; `nil` when none does.
+        let caller: BusClient?
+        /// Uptime nanoseconds after which the caller is answered with an error.
+        let deadline: NIODeadline
+
+        var key: String {
+            switch kind {
+            case .call(_, let key, _, _, _): key
+            case .sent(let request): request.key
+            }
+        }
     }
 
     /// By the connection id of their Provide call.
@@ -37,8 +79,20 @@ final class ProviderRegistry {
     /// Subtrees with no provider, with why: their provider went away, or the configuration expects one
     /// (`fleet.prefixes`). Their writes fail until a provider registers them.
     var orphans: [String: Unavailability] = [:]
-    var requests: [Int64: Request] = [:]
+    var requests: [Int64: Pending] = [:]
     var nextRequest: Int64 = 1
+    /// Writes waiting for their provider, in the order of their calls.
+    var waiting: [Waiting] = []
+    /// Requests that no caller waits for (the Unsets of keys whose ephemeral owner went), kept for the next
+    /// provider of their subtree however long it takes: a lease kept across a provider's restart would otherwise
+    /// keep their keys.
+    var unanswered: [Request] = []
+    /// The timer that answers the first waiting write whose time is up; set only while some wait.
+    var waitTimer: Scheduled<Void>?
+    /// How long a write waits for its subtree's provider (`fleet.requestTimeoutMs`); 0 fails it at once.
+    var waitLimit: TimeAmount = .milliseconds(5000)
+    /// Makes the ids of this daemon's writes unique across its restarts.
+    let instance = String(UInt64.random(in: 1...UInt64.max), radix: 36)
     /// The providerVersion of each provided key's current value or deletion.
     var providerVersions: [String: Int64] = [:]
     /// The provided keys each connection set as ephemeral, which go when it closes.
@@ -72,6 +126,15 @@ final class ProviderRegistry {
         return nil
     }
 
+    /// Whether a write of `key` would wait: its subtree has no provider, or one still reading its source.
+    func waits(_ key: String) -> Bool {
+        switch claim(of: key) {
+        case nil: false
+        case .orphaned?: true
+        case .provider(_, let provider)?: provider.starting
+        }
+    }
+
     /// Why writes of `key` fail, when it lies in a subtree with no provider or with an unavailable one.
     func unavailability(of key: String) -> Unavailability? {
         for provider in byConnection.values where provider.roots.contains(where: { Self.contains($0, key) }) {
@@ -94,6 +157,11 @@ extension BusError {
             parameters: ["key": .string(key), "reason": .string(reason)])
     }
 
+    static func outcomeUnknown(_ key: String, reason: String) -> VarlinkError {
+        VarlinkError(
+            name: "io.beacon.Providers.OutcomeUnknown", parameters: ["key": .string(key), "reason": .string(reason)])
+    }
+
     static func providerConflict(_ pattern: String) -> VarlinkError {
         VarlinkError(name: "io.beacon.Providers.ProviderConflict", parameters: ["pattern": .string(pattern)])
     }
@@ -109,19 +177,48 @@ extension BeaconBus {
     // MARK: Forwarding
 
     /// Forwards a Set or Unset of a provided key to its provider, and answers the call when the provider does;
-    /// returns false when no provider claims the key. `ifVersion` is checked against the key's version here.
+    /// returns false when no provider claims the key. `ifVersion` is checked against the key's version here. While
+    /// the subtree has no provider, or its provider is still reading its source, the call waits for it, up to
+    /// ``ProviderRegistry/waitLimit``.
     func forwardToProvider(
         method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, client: BusClient
     ) throws(VarlinkError) -> Bool {
-        let id: Int
-        let provider: ProviderRegistry.Provider
-        switch providers.claim(of: key) {
-        case nil: return false
-        case .orphaned(let reason)?: throw BusError.providerUnavailable(key, reason: reason)
-        case .provider(let found, let registered)?: (id, provider) = (found, registered)
+        guard providers.claim(of: key) != nil else { return false }
+        if providers.waits(key) || !providers.waiting.isEmpty && providers.waiting.contains(where: { $0.key == key }) {
+            let kind = ProviderRegistry.Waiting.Kind.call(
+                method: method, key: key, value: value, ifVersion: ifVersion, ephemeral: ephemeral)
+            if let reason = providers.unavailability(of: key)?.reason, providers.waitLimit == .zero {
+                throw BusError.providerUnavailable(key, reason: reason)
+            }
+            let waits = client.connection.deferReply()
+            wait(kind, owner: client, caller: waits ? client : nil)
+            return true
         }
-        if let unavailable = provider.unavailable {
-            throw BusError.providerUnavailable(key, reason: unavailable.reason)
+        let waits = client.connection.deferReply()
+        do throws(VarlinkError) {
+            try forward(
+                method: method, key: key, value: value, ifVersion: ifVersion, ephemeral: ephemeral,
+                owner: client, caller: waits ? client : nil)
+        } catch {
+            if waits { client.connection.answerDeferred { $0.reply(error: error) } }
+        }
+        return true
+    }
+
+    /// Checks a call against the key's version and sends it to the provider that claims the key.
+    private func forward(
+        method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, owner: BusClient,
+        caller: BusClient?
+    ) throws(VarlinkError) {
+        let id: Int
+        switch providers.claim(of: key) {
+        case nil: throw BusError.providerUnavailable(key, reason: "no provider claims the key")
+        case .orphaned(let reason)?: throw BusError.providerUnavailable(key, reason: reason)
+        case .provider(let found, let registered)?:
+            id = found
+            if let unavailable = registered.unavailable {
+                throw BusError.providerUnavailable(key, reason: unavailable.reason)
+            }
         }
         var ifProviderVersion: Int64?
         if let ifVersion {
@@ -135,59 +232,166 @@ extension BeaconBus {
                 throw BusError.providerUnavailable(key, reason: "the provider has not published this key yet")
             }
         }
-        let waits = client.connection.deferReply()
-        sendRequest(
-            to: id, provider, method: method, key: key, value: value, ifVersion: ifVersion,
-            ifProviderVersion: ifProviderVersion, ephemeral: ephemeral, caller: waits ? client : nil,
-            origin: client.origin)
-        if ephemeral, method == "Set" {
-            providers.ephemeralKeys[client.connection.id, default: []].insert(key)
-        }
-        return true
-    }
-
-    private func sendRequest(
-        to id: Int, _ provider: ProviderRegistry.Provider, method: String, key: String, value: [UInt8]?,
-        ifVersion: Int64? = nil, ifProviderVersion: Int64?, ephemeral: Bool, caller: BusClient?, origin: Origin
-    ) {
         let number = providers.nextRequest
         providers.nextRequest += 1
-        providers.requests[number] = ProviderRegistry.Request(
-            provider: id, caller: caller, key: key, ephemeral: ephemeral, ifVersion: ifVersion)
+        let request = ProviderRegistry.Request(
+            caller: caller, method: method, key: key, value: value, ifVersion: ifVersion,
+            ifProviderVersion: ifProviderVersion, ephemeral: ephemeral, origin: owner.origin,
+            write: "\(providers.instance)-\(number)")
+        send(request, number: number, to: id)
+        if ephemeral, method == "Set" {
+            providers.ephemeralKeys[owner.connection.id, default: []].insert(key)
+        }
+    }
+
+    /// Hands `request` to provider `id`'s connection, as request `number`.
+    private func send(_ request: ProviderRegistry.Request, number: Int64, to id: Int) {
+        guard let provider = providers.byConnection[id] else { return }
+        providers.requests[number] = ProviderRegistry.Pending(provider: id, request: request)
         provider.client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"requests\":[{\"id\":", to: &buffer)
             JSONWriter.appendInt(number, to: &buffer)
             JSONWriter.appendASCII(",\"method\":", to: &buffer)
-            JSONWriter.appendString(method, to: &buffer)
+            JSONWriter.appendString(request.method, to: &buffer)
             JSONWriter.appendASCII(",\"key\":", to: &buffer)
-            JSONWriter.appendString(key, to: &buffer)
-            if let value {
+            JSONWriter.appendString(request.key, to: &buffer)
+            if let value = request.value {
                 JSONWriter.appendASCII(",\"value\":", to: &buffer)
                 buffer.append(contentsOf: value)
             }
-            if let ifProviderVersion {
+            if let ifProviderVersion = request.ifProviderVersion {
                 JSONWriter.appendASCII(",\"ifProviderVersion\":", to: &buffer)
                 JSONWriter.appendInt(ifProviderVersion, to: &buffer)
             }
-            if ephemeral { JSONWriter.appendASCII(",\"ephemeral\":true", to: &buffer) }
-            JSONWriter.appendASCII(caller == nil ? ",\"answered\":false" : ",\"answered\":true", to: &buffer)
+            if request.ephemeral { JSONWriter.appendASCII(",\"ephemeral\":true", to: &buffer) }
+            JSONWriter.appendASCII(request.caller == nil ? ",\"answered\":false" : ",\"answered\":true", to: &buffer)
+            JSONWriter.appendASCII(",\"write\":", to: &buffer)
+            JSONWriter.appendString(request.write, to: &buffer)
             JSONWriter.appendASCII(",\"origin\":", to: &buffer)
-            origin.encode(into: &buffer)
+            request.origin.encode(into: &buffer)
             JSONWriter.appendASCII("}]},\"continues\":true}", to: &buffer)
             buffer.append(0)
         }
     }
 
-    /// A connection closed: a provider's subtrees become orphans and its callers get ProviderUnavailable; a
-    /// caller's ephemeral provided keys are unset through their provider.
+    // MARK: Waiting for a provider
+
+    /// Keeps a write until its subtree's provider can take it, or its time is up.
+    private func wait(_ kind: ProviderRegistry.Waiting.Kind, owner: BusClient?, caller: BusClient?) {
+        providers.waiting.append(
+            ProviderRegistry.Waiting(
+                kind: kind, owner: owner, caller: caller, deadline: .now() + providers.waitLimit))
+        scheduleWaitTimer()
+    }
+
+    /// Arms the timer for the first waiting write's deadline, unless it is armed.
+    private func scheduleWaitTimer() {
+        guard providers.waitTimer == nil, let first = providers.waiting.first, let server else { return }
+        providers.waitTimer = server.eventLoop.assumeIsolated().scheduleTask(deadline: first.deadline) { [self] in
+            providers.waitTimer = nil
+            expireWaiting()
+        }
+    }
+
+    /// Answers the waiting writes whose time is up: a write no provider got is refused; one that a provider got and
+    /// did not answer may have been carried out, and its outcome is unknown.
+    private func expireWaiting() {
+        let now = NIODeadline.now()
+        var kept: [ProviderRegistry.Waiting] = []
+        for waiting in providers.waiting {
+            guard waiting.deadline <= now else {
+                kept.append(waiting)
+                continue
+            }
+            let limit = "\(providers.waitLimit.nanoseconds / 1_000_000) ms"
+            let error: VarlinkError
+            switch waiting.kind {
+            case .call(_, let key, _, _, _):
+                let reason = providers.unavailability(of: key)?.reason ?? "no provider"
+                error = BusError.providerUnavailable(key, reason: "\(reason) (waited \(limit); not applied)")
+            case .sent(let request):
+                error = BusError.outcomeUnknown(
+                    request.key,
+                    reason: "the provider disconnected after it was sent the write, and none answered it within "
+                        + limit)
+            }
+            waiting.caller?.connection.answerDeferred { $0.reply(error: error) }
+        }
+        providers.waiting = kept
+        scheduleWaitTimer()
+    }
+
+    /// Hands the waiting writes whose subtree's provider can take them now to it, in their order.
+    func resumeWaiting() {
+        if !providers.unanswered.isEmpty {
+            var kept: [ProviderRegistry.Request] = []
+            for request in providers.unanswered {
+                guard !providers.waits(request.key), case .provider(let id, _)? = providers.claim(of: request.key)
+                else {
+                    kept.append(request)
+                    continue
+                }
+                let number = providers.nextRequest
+                providers.nextRequest += 1
+                send(request, number: number, to: id)
+            }
+            providers.unanswered = kept
+        }
+        guard !providers.waiting.isEmpty else { return }
+        var kept: [ProviderRegistry.Waiting] = []
+        for waiting in providers.waiting {
+            // A later write of a key stays behind an earlier one that still waits.
+            guard !providers.waits(waiting.key), !kept.contains(where: { $0.key == waiting.key }) else {
+                kept.append(waiting)
+                continue
+            }
+            switch waiting.kind {
+            case .call(let method, let key, let value, let ifVersion, let ephemeral):
+                do throws(VarlinkError) {
+                    guard let owner = waiting.owner else { continue }
+                    try forward(
+                        method: method, key: key, value: value, ifVersion: ifVersion, ephemeral: ephemeral,
+                        owner: owner, caller: waiting.caller)
+                } catch {
+                    waiting.caller?.connection.answerDeferred { $0.reply(error: error) }
+                }
+            case .sent(let request):
+                guard case .provider(let id, _)? = providers.claim(of: request.key) else { continue }
+                let number = providers.nextRequest
+                providers.nextRequest += 1
+                send(request, number: number, to: id)
+            }
+        }
+        providers.waiting = kept
+        if kept.isEmpty {
+            providers.waitTimer?.cancel()
+            providers.waitTimer = nil
+        }
+    }
+
+    /// A connection closed: a provider's subtrees become orphans, and the writes it had not answered wait for the
+    /// next provider, which is sent them unchanged (it applies each at most once, and answers what became of
+    /// it); a caller's ephemeral provided keys are unset through their provider; its writes still waiting for a
+    /// provider are dropped.
     func providerConnectionClosed(_ client: BusClient) {
         let id = client.connection.id
+        if !providers.waiting.isEmpty {
+            providers.waiting.removeAll {
+                if case .call = $0.kind { $0.owner === client } else { false }
+            }
+        }
         if let keys = providers.ephemeralKeys.removeValue(forKey: id) {
             for key in keys.sorted() {
-                guard case .provider(let owner, let provider)? = providers.claim(of: key) else { continue }
-                sendRequest(
-                    to: owner, provider, method: "Unset", key: key, value: nil, ifProviderVersion: nil,
-                    ephemeral: false, caller: nil, origin: client.origin)
+                let number = providers.nextRequest
+                providers.nextRequest += 1
+                let request = ProviderRegistry.Request(
+                    caller: nil, method: "Unset", key: key, value: nil, ifVersion: nil, ifProviderVersion: nil,
+                    ephemeral: false, origin: client.origin, write: "\(providers.instance)-\(number)")
+                if !providers.waits(key), case .provider(let owner, _)? = providers.claim(of: key) {
+                    send(request, number: number, to: owner)
+                } else if providers.claim(of: key) != nil {
+                    providers.unanswered.append(request)
+                }
             }
         }
         guard let provider = providers.byConnection.removeValue(forKey: id) else { return }
@@ -195,10 +399,18 @@ extension BeaconBus {
         let orphaned = ProviderRegistry.Unavailability(reason: reason, sinceUsec: WallClock.nowUsec())
         for root in provider.roots { providers.orphans[root] = orphaned }
         refreshProviderAvailability()
-        for (number, request) in providers.requests where request.provider == id {
+        for (number, pending) in providers.requests.sorted(by: { $0.key < $1.key }) where pending.provider == id {
             providers.requests.removeValue(forKey: number)
-            let error = BusError.providerUnavailable(request.key, reason: reason)
-            request.caller?.connection.answerDeferred { $0.reply(error: error) }
+            let request = pending.request
+            if request.caller == nil {
+                providers.unanswered.append(request)
+            } else if providers.waitLimit == .zero {
+                let error = BusError.outcomeUnknown(
+                    request.key, reason: reason + " after it was sent the write, which it may have carried out")
+                request.caller?.connection.answerDeferred { $0.reply(error: error) }
+            } else {
+                wait(.sent(request), owner: nil, caller: request.caller)
+            }
         }
         for root in provider.roots {
             for key in providers.providerVersions.keys where ProviderRegistry.contains(root, key) {
@@ -206,7 +418,7 @@ extension BeaconBus {
             }
         }
         logger.notice(
-            "a provider disconnected; writes of its subtrees fail until one registers them again",
+            "a provider disconnected; writes of its subtrees wait until one registers them again",
             metadata: ["subtrees": "\(provider.roots.map { $0 + ".**" })", "pid": "\(client.origin.pid)"])
     }
 
@@ -248,11 +460,12 @@ extension BeaconBus {
             client: client, roots: roots,
             unavailable: unavailableReason.map {
                 ProviderRegistry.Unavailability(reason: $0, sinceUsec: since ?? WallClock.nowUsec())
-            })
+            }, starting: unavailableReason != nil)
         hasProviders = true
         refreshProviderAvailability()
         client.connection.reply(["provider": .int(Int64(client.connection.id)), "requests": []], continues: true)
         client.connection.beginStream()
+        if unavailableReason == nil { resumeWaiting() }
         logger.info(
             "provider registered",
             metadata: ["subtrees": "\(roots.map { $0 + ".**" })", "pid": "\(client.origin.pid)"])
@@ -272,9 +485,10 @@ extension BeaconBus {
     func answer(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let (id, provider) = try namedProvider(parameters, client: client)
         guard let number = try parameters.optionalInt("id") else { throw .invalidParameter("id") }
-        guard let request = providers.requests[number], request.provider == id else {
+        guard let pending = providers.requests[number], pending.provider == id else {
             throw BusError.notProvider(Int64(id), reason: "request \(number) is not pending")
         }
+        let request = pending.request
         if let error = try parameters.optionalString("error") {
             guard VarlinkNames.isValidQualifiedMemberName(error) else { throw .invalidParameter("error") }
             var errorParameters: [String: JSONValue] = [:]
@@ -288,7 +502,7 @@ extension BeaconBus {
             }
             let reply = VarlinkError(name: error, parameters: errorParameters)
             providers.requests.removeValue(forKey: number)
-            if request.ephemeral, let caller = request.caller {
+            if request.ephemeral, let caller = request.caller, error != "io.beacon.Providers.OutcomeUnknown" {
                 providers.ephemeralKeys[caller.connection.id]?.remove(request.key)
             }
             request.caller?.connection.answerDeferred { $0.reply(error: reply) }
@@ -316,6 +530,8 @@ extension BeaconBus {
                     "a provider is available again", metadata: ["subtrees": "\(provider.roots.map { $0 + ".**" })"])
             }
             providers.byConnection[id]?.unavailable = nil
+            providers.byConnection[id]?.starting = false
+            resumeWaiting()
         } else {
             let reason = try parameters.optionalString("reason") ?? "the provider is unavailable"
             if provider.unavailable?.reason != reason {

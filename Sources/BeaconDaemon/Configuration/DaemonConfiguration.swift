@@ -32,6 +32,10 @@ public struct DaemonConfiguration: Sendable {
     /// a provider registers them, their writes fail with `io.beacon.Providers.ProviderUnavailable` instead of
     /// being stored here only. Read at start-up only.
     public var fleetPrefixes: [String]
+    /// `fleet.requestTimeoutMs`: how long a write of a provided subtree waits for its provider to register or to
+    /// finish reading its source, and for a disconnected provider's successor to answer the writes it had been
+    /// sent. Read at start-up only.
+    public var fleetRequestTimeoutMs: Int
     /// The configuration file that was read, if any.
     public var configFile: String?
 
@@ -86,6 +90,7 @@ public struct DaemonConfiguration: Sendable {
                 throw ConfigurationError(key: "fleet.prefixes", reason: "\"\(prefix)\" is a reserved subtree")
             }
         }
+        fleetRequestTimeoutMs = try reader.positiveInt(forKey: "fleet.requestTimeoutMs", default: 5000)
         settings = try SettingsPaths(reader: reader, environment: environment)
         if let file {
             bridge = try BridgeSettings.mappings(fromDocument: file.document, limits: limits.keyLimits)

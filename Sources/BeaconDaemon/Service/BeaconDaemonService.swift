@@ -54,6 +54,7 @@ public final class BeaconDaemonService: Service, Sendable {
             let limits = configuration.limits
             let historyLimit = configuration.historyLimit
             let fleetRoots = configuration.fleetPrefixes
+            let providerWait = TimeAmount.milliseconds(Int64(configuration.fleetRequestTimeoutMs))
             server = try await VarlinkServer.start(
                 on: eventLoop,
                 listener: listener,
@@ -74,6 +75,7 @@ public final class BeaconDaemonService: Service, Sendable {
                     settings: configuration.settings,
                     logger: logger
                 )
+                bus.providers.waitLimit = providerWait
                 if !fleetRoots.isEmpty { bus.expectProviders(of: fleetRoots) }
                 return bus
             }

@@ -591,8 +591,13 @@ public enum BeaconInterfaces {
         #
         # A published change older than the key's last one (a lower providerVersion) is ignored, and one of
         # the value the key already has changes nothing: watchers see only what changed.
-        # When the provider's connection closes, the values stay, and Sets and Unsets of the subtree fail with
-        # ProviderUnavailable until a provider registers it again.
+        # Waiting for a provider. While a subtree has no provider, or its provider registered unavailable and
+        # has not said it is available since (it is reading its source), a Set or Unset of its keys waits for
+        # one, up to fleet.requestTimeoutMs, and then fails with ProviderUnavailable: it was not carried out.
+        # When the provider's connection closes, the values stay, and the requests it had been sent and had not
+        # answered go, unchanged and with the same write, to the next provider that registers the subtree; it
+        # carries each out at most once and answers what became of it. When none does in time, their callers
+        # get OutcomeUnknown.
         interface io.beacon.Providers
 
         # Who made a change: the caller on this machine, or, for a change published from elsewhere, the
@@ -622,6 +627,10 @@ public enum BeaconInterfaces {
             ephemeral: ?bool,
             # False for an Unset that no caller waits for (the ephemeral owner went away).
             answered: bool,
+            # Names the write for as long as it lives: a request sent again to the next provider has the same
+            # write. A provider applies a write at most once, however often it gets it (beacon-fleet records
+            # it in etcd in the transaction that carries it out).
+            write: ?string,
             origin: Origin
         )
 
@@ -677,8 +686,14 @@ public enum BeaconInterfaces {
         method SetAvailable(provider: int, available: bool, reason: ?string) -> ()
 
         # No provider is connected for the key's subtree, or the provider cannot reach where the values live
-        # (reason says which). Reads still answer the last values.
+        # (reason says which). The write was not carried out, and will not be. Reads still answer the last
+        # values.
         error ProviderUnavailable (key: string, reason: string)
+
+        # The write may have been carried out, or may still be: the provider was sent it and could not learn
+        # in time what became of it (for beacon-fleet: etcd answered neither the write nor the mark that gives
+        # it up). A read of the key tells; every other answer to a write is definite.
+        error OutcomeUnknown (key: string, reason: string)
 
         # Another provider has a subtree that overlaps pattern.
         error ProviderConflict (pattern: string)

@@ -35,6 +35,8 @@ enum ErrorText {
             return "the value for \(text("key")) does not fit its schema (\(text("expected"))): \(text("reason"))"
         case "io.beacon.Providers.ProviderUnavailable":
             return "\(text("key")) cannot be written now: \(text("reason"))"
+        case "io.beacon.Providers.OutcomeUnknown":
+            return "\(text("key")) may or may not have been written (read it to know): \(text("reason"))"
         case "io.beacon.Properties.Locked":
             return "\(text("key")) is locked by \(text("file")):\(text("line"))"
         case "io.beacon.Settings.InvalidSchema":
