@@ -4,10 +4,10 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 APT_PACKAGES := pkg-config libsystemd-dev libsqlite3-dev sqlite3 dbus-daemon python3 python3-venv \
-	python3-dbusmock systemd etcd-server etcd-client openssl
+	python3-dbusmock systemd etcd-server etcd-client openssl iproute2 nftables
 VENV := .venv
 
-.PHONY: all deps apt-deps venv build run test test-fleet format lint clean install-user install-fleet bench-signals bench-bus manual deb \
+.PHONY: all deps apt-deps venv build run test test-fleet test-fleet-long format lint clean install-user install-fleet bench-signals bench-bus manual deb \
 	test-deb fuzz test-sanitizers
 
 all: build
@@ -56,6 +56,21 @@ test-fleet:
 		BEACONCTL_PATH=$$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/beaconctl \
 		$(SWIFT) test --package-path Fleet --skip-build $(SWIFT_BUILD_FLAGS)
 
+# The fault run of Fleet/Tests (FleetFaultTests) for ten minutes, and ten minutes of sustained writes without faults;
+# the recorded histories and their reports go to FLEET_HISTORY_OUT.
+FLEET_LONG_SECONDS ?= 600
+FLEET_HISTORY_OUT ?= $(CURDIR)/.build/fleet-history
+test-fleet-long:
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build --package-path Fleet --build-tests $(SWIFT_BUILD_FLAGS)
+	mkdir -p $(FLEET_HISTORY_OUT)/faults $(FLEET_HISTORY_OUT)/sustained
+	BEACOND_PATH=$$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/beacond \
+		BEACON_FLEET_FAULT_SECONDS=$(FLEET_LONG_SECONDS) BEACON_FLEET_HISTORY_OUT=$(FLEET_HISTORY_OUT)/faults \
+		$(SWIFT) test --package-path Fleet --skip-build $(SWIFT_BUILD_FLAGS) --filter 'FleetFaultTests/faults'
+	BEACOND_PATH=$$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/beacond \
+		BEACON_FLEET_SUSTAINED_SECONDS=$(FLEET_LONG_SECONDS) BEACON_FLEET_HISTORY_OUT=$(FLEET_HISTORY_OUT)/sustained \
+		$(SWIFT) test --package-path Fleet --skip-build $(SWIFT_BUILD_FLAGS) --filter 'FleetFaultTests/sustained'
+
 # The parsers that clients and files reach, each under libFuzzer and AddressSanitizer for FUZZ_SECONDS
 # (scripts/fuzz.sh; `make test` replays their checked-in corpus without libFuzzer).
 FUZZ_TARGETS := json call-view framing idl configuration settings schema-text
@@ -68,6 +83,7 @@ test-sanitizers: deps
 	BEACON_TEST_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/test-sanitizers.sh
 
 FORMATTED := Sources Tests Fuzz Package.swift Fleet/Sources/BeaconFleet Fleet/Sources/beacon-fleet Fleet/Sources/fleet-bench \
+	Fleet/Sources/FleetHistory Fleet/Sources/fleet-history-check \
 	Fleet/Tests \
 	Fleet/Package.swift
 

@@ -25,8 +25,11 @@ public struct SystemdNotifier: Sendable {
     /// `STATUS=`: a one-line, human-readable status shown by `systemctl status`.
     ///
     /// Line breaks in `text` are replaced by spaces, so the text cannot add assignments of its own.
+    /// It is dropped rather than waited for when the service manager's queue is full: the daemon's event loop
+    /// calls this, and must never wait for a reader (the next status line replaces it anyway).
     public func status(_ text: String) {
-        send("STATUS=" + Self.singleLine(text))
+        var bytes = Array(("STATUS=" + Self.singleLine(text)).utf8)
+        _ = bytes.withUnsafeMutableBytes { beacon_unix_datagram_try_send(socket, $0.baseAddress, $0.count) }
     }
 
     /// `RELOADING=1` with the current `CLOCK_MONOTONIC` time in `MONOTONIC_USEC=`, as `Type=notify-reload`

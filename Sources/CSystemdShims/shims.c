@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int beacon_unix_datagram_send(const char *path, const void *bytes, size_t length) {
+static int datagram_send(const char *path, const void *bytes, size_t length, int flags) {
     struct sockaddr_un address;
     memset(&address, 0, sizeof(address));
     address.sun_family = AF_UNIX;
@@ -32,11 +32,19 @@ int beacon_unix_datagram_send(const char *path, const void *bytes, size_t length
     }
     ssize_t sent;
     do {
-        sent = sendto(fd, bytes, length, MSG_NOSIGNAL, (const struct sockaddr *)&address, address_length);
+        sent = sendto(fd, bytes, length, MSG_NOSIGNAL | flags, (const struct sockaddr *)&address, address_length);
     } while (sent < 0 && errno == EINTR);
     int result = sent < 0 ? -errno : 0;
     close(fd);
     return result;
+}
+
+int beacon_unix_datagram_send(const char *path, const void *bytes, size_t length) {
+    return datagram_send(path, bytes, length, 0);
+}
+
+int beacon_unix_datagram_try_send(const char *path, const void *bytes, size_t length) {
+    return datagram_send(path, bytes, length, MSG_DONTWAIT);
 }
 
 int beacon_write_all(int fd, const void *bytes, size_t length) {

@@ -40,10 +40,13 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// `secure`: TLS with client certificates and etcd's authentication (the script's ETCD_SECURE; the files are
     /// in ``tls``).
-    init(secure: Bool = false) throws {
+    /// `netns`: each member in a network namespace of the script's own, so that links between members can be cut
+    /// (the script's ETCD_NETNS).
+    init(secure: Bool = false, netns: Bool = false) throws {
         directory = try makeTemporaryDirectory("etcd-cluster")
         var environment = ProcessInfo.processInfo.environment
         if secure { environment["ETCD_SECURE"] = "1" }
+        if netns { environment["ETCD_NETNS"] = "1" }
         try run("/bin/bash", [script, "start", directory], environment: environment)
         endpoints = try run("/bin/bash", [script, "endpoints", directory]).trimmingCharacters(
             in: .whitespacesAndNewlines)
@@ -66,6 +69,27 @@ final class EtcdCluster: @unchecked Sendable {
     func restart(_ member: Int) throws { try run("/bin/bash", [script, "restart", directory, "\(member)"]) }
     func stop() throws { try run("/bin/bash", [script, "stop", directory]) }
     func compact() throws { try run("/bin/bash", [script, "compact", directory]) }
+
+    /// The faults the script injects (its header says what each does to the packets).
+    enum Fault: String, CaseIterable {
+        case pause, resume, isolate, cut, oneway
+    }
+
+    func inject(_ fault: Fault, _ member: Int) throws {
+        try run("/bin/bash", [script, fault.rawValue, directory, "\(member)"])
+    }
+
+    func waitHealthy() throws { try run("/bin/bash", [script, "wait-healthy", directory]) }
+
+    /// Removes every isolate, cut and oneway.
+    func heal() throws { try run("/bin/bash", [script, "heal", directory]) }
+
+    /// The member that leads now.
+    func leader() throws -> Int {
+        let text = try run("/bin/bash", [script, "leader", directory]).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let number = Int(text) else { throw TestFailure("no leader: \(text)") }
+        return number
+    }
 
     /// etcd's own value of a Beacon key, as beacon-fleet stores it (`{"value":…,"origin":…}`), or `nil`.
     func stored(_ key: String) throws -> JSONValue? {

@@ -8,6 +8,8 @@
 /// A path starting with '@' names a socket in the abstract namespace.
 /// Returns 0 on success, or a negative errno value.
 int beacon_unix_datagram_send(const char *path, const void *bytes, size_t length);
+/// As beacon_unix_datagram_send, but fails with -EAGAIN instead of waiting when the receiver's queue is full.
+int beacon_unix_datagram_try_send(const char *path, const void *bytes, size_t length);
 
 /// Writes the whole buffer to `fd`, retrying on EINTR and partial writes.
 /// Returns 0 on success, or a negative errno value.
