@@ -7,7 +7,7 @@ APT_PACKAGES := pkg-config libsystemd-dev libsqlite3-dev sqlite3 dbus-daemon pyt
 	python3-dbusmock systemd etcd-server etcd-client openssl iproute2 nftables
 VENV := .venv
 
-.PHONY: all deps apt-deps venv build run test test-fleet test-fleet-long format lint clean install-user install-fleet bench-signals bench-bus manual deb \
+.PHONY: all deps apt-deps venv build run test test-fleet test-fleet-long fleet-demo format lint clean install-user install-fleet bench-signals bench-bus manual deb \
 	test-deb fuzz test-sanitizers
 
 all: build
@@ -70,6 +70,10 @@ test-fleet-long:
 	BEACOND_PATH=$$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/beacond \
 		BEACON_FLEET_SUSTAINED_SECONDS=$(FLEET_LONG_SECONDS) BEACON_FLEET_HISTORY_OUT=$(FLEET_HISTORY_OUT)/sustained \
 		$(SWIFT) test --package-path Fleet --skip-build $(SWIFT_BUILD_FLAGS) --filter 'FleetFaultTests/sustained'
+
+# Two machines sharing fleet.** through a three-member etcd on 127.0.0.1 (the README's recipe); stops what it started.
+fleet-demo: apt-deps
+	SWIFT=$(SWIFT) scripts/fleet-demo.sh
 
 # The parsers that clients and files reach, each under libFuzzer and AddressSanitizer for FUZZ_SECONDS
 # (scripts/fuzz.sh; `make test` replays their checked-in corpus without libFuzzer).
