@@ -21,7 +21,7 @@ stop() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     bash Fleet/scripts/etcd-cluster.sh stop "$demo/etcd" >/dev/null 2>&1 || true
-    rm -rf "$demo"
+    [[ -n ${FLEET_DEMO_KEEP:-} ]] || rm -rf "$demo"
 }
 trap stop EXIT
 
@@ -33,7 +33,7 @@ echo "etcd: $endpoints"
 
 # 2. Two machines, a and b: each a beacond claiming fleet.** and its beacon-fleet.
 for machine in a b; do
-    mkdir -p "$demo/$machine"
+    mkdir -m 0700 -p "$demo/$machine"
     export BEACON_ADDRESS="unix:$demo/$machine/beacon.sock"
     "$bin/beacond" --store-path "$demo/$machine/store.sqlite" --fleet-prefixes fleet \
         >"$demo/$machine/beacond.log" 2>&1 &
