@@ -69,6 +69,8 @@ let package = Package(
             name: "BeaconFleetTests",
             dependencies: [
                 "BeaconFleet", "FleetHistory",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "BeaconClient", package: "Beacon"),
                 .product(name: "BeaconProtocol", package: "Beacon"),
                 .product(name: "BeaconTestSupport", package: "Beacon"),

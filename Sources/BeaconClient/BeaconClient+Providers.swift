@@ -134,16 +134,19 @@ extension BeaconClient {
 
     /// Applies `changes` of `provider`'s keys, in order; with `resync`, the other keys of its subtrees are
     /// deleted. A resync too large for one message is published in parts, each with `resync` and all but the last
-    /// with `more`: the keys that no part named are deleted after the last. Returns the daemon's version after
-    /// them.
+    /// with `more`: the keys that no part named are deleted after the last. With a resync, `providerVersion` is the
+    /// version the whole resync reflects: a later change or answer of a key it did not name is ignored unless it is
+    /// newer. Returns the daemon's version after them.
     @discardableResult
     public func publish(
-        provider: Int64, changes: [ProvidedChange], resync: Bool = false, more: Bool = false
+        provider: Int64, changes: [ProvidedChange], resync: Bool = false, more: Bool = false,
+        providerVersion: Int64? = nil
     ) async throws(BeaconError) -> Int64 {
         var parameters: [String: JSONValue] = [
             "provider": .int(provider), "changes": .array(changes.map(\.json)),
         ]
         if resync { parameters["resync"] = .bool(true) }
+        if let providerVersion { parameters["providerVersion"] = .int(providerVersion) }
         if more { parameters["more"] = .bool(true) }
         let reply = try await call(method: Method.publish, parameters: parameters)
         return try ReplyReader(reply, "Publish reply").int("version")

@@ -128,10 +128,13 @@ struct ProvidersTests {
         let first = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["fleet.**"]], more: true)
         #expect(first.error == nil)
 
-        func publish(_ changes: [JSONValue], resync: Bool = false, more: Bool = false) throws -> Int64 {
+        func publish(
+            _ changes: [JSONValue], resync: Bool = false, more: Bool = false, version: Int64? = nil
+        ) throws -> Int64 {
             var parameters: [String: JSONValue] = ["provider": .int(number), "changes": .array(changes)]
             if resync { parameters["resync"] = true }
             if more { parameters["more"] = true }
+            if let version { parameters["providerVersion"] = .int(version) }
             return try #require(try provider.parameters("io.beacon.Providers.Publish", parameters)["version"]?.intValue)
         }
         _ = try publish([
@@ -169,6 +172,22 @@ struct ProvidersTests {
         #expect(last.last?["deleted"] == true)
         let listed = try provider.parameters("io.beacon.Properties.List", ["prefix": "fleet"])["properties"]
         #expect(listed?.elements.compactMap { $0["key"]?.stringValue }.sorted() == ["fleet.c", "fleet.d", "fleet.e"])
+        // A resync that reflects version 30 and does not name fleet.c: it goes, and a change of it no newer than 30
+        // (the answer to a write applied before the resync) does not bring it back; a newer one does.
+        _ = try publish(
+            [
+                ["key": "fleet.d", "value": 4, "providerVersion": 21],
+                ["key": "fleet.e", "value": 5, "providerVersion": 22],
+            ],
+            resync: true, version: 30)
+        #expect(try watcher.receive()["changes"]?.elements.first?["deleted"] == true)
+        _ = try publish([["key": "fleet.c", "value": 33, "providerVersion": 25]])
+        _ = try publish([["key": "fleet.c", "value": 34, "providerVersion": 31]])
+        let revived = try watcher.receive()["changes"]?.elements ?? []
+        #expect(revived.compactMap { $0["value"] } == [34])
+        let misplaced = try provider.call(
+            "io.beacon.Providers.Publish", ["provider": .int(number), "changes": [], "providerVersion": 5])
+        #expect(misplaced.error == "org.varlink.service.InvalidParameter")
         let stray = try provider.call(
             "io.beacon.Providers.Publish", ["provider": .int(number), "changes": [], "more": true])
         #expect(stray.error == "org.varlink.service.InvalidParameter")

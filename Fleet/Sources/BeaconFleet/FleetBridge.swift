@@ -198,7 +198,9 @@ public actor FleetBridge {
             case nil: break
             }
         }
-        try await publish(changes, provider: provider, resync: true)
+        // The revision goes with the resync: a key absent at it is not brought back by the answer of a write
+        // applied before it (a write the previous beacon-fleet had been sent, answered by this one).
+        try await publish(changes, provider: provider, resync: true, revision: revision)
         lastRevision = revision
         needsResync = false
         logger.info(
@@ -224,7 +226,9 @@ public actor FleetBridge {
     /// Publishes `changes` in order, in parts of at most ``publishPartBytes`` (a single larger change alone); the
     /// parts of a resync but the last say that more follow, so that beacond deletes the keys none of them named
     /// only after the last.
-    private func publish(_ changes: [SizedChange], provider: Int64, resync: Bool = false) async throws {
+    private func publish(
+        _ changes: [SizedChange], provider: Int64, resync: Bool = false, revision: Int64? = nil
+    ) async throws {
         var start = 0
         repeat {
             var end = start
@@ -233,9 +237,10 @@ public actor FleetBridge {
                 bytes += changes[end].size
                 end += 1
             }
+            let last = end == changes.count
             try await client.publish(
                 provider: provider, changes: changes[start..<end].map(\.change), resync: resync,
-                more: resync && end < changes.count)
+                more: resync && !last, providerVersion: resync && last ? revision : nil)
             start = end
         } while start < changes.count
     }

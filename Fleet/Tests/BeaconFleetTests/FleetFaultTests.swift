@@ -111,6 +111,11 @@ final class FaultRun: @unchecked Sendable {
             client.close()
         }
         let history = Task { try await self.followEtcd() }
+        // Whatever happens, the tasks end, so that nothing keeps the cluster (and its namespaces) alive.
+        defer {
+            history.cancel()
+            stopping.store(true, ordering: .relaxed)
+        }
         var observers: [Observer] = []
         for machine in machines { observers.append(try await Observer.start(machine, recorder: recorder)) }
         let workers = Task {

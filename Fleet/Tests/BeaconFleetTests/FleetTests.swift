@@ -187,6 +187,45 @@ struct FleetTests {
         clientB.close()
     }
 
+    @Test(
+        "a restarted beacon-fleet keeps the ephemeral keys of clients still connected; a key whose owner left meanwhile goes"
+    )
+    func presenceAcrossRestart() async throws {
+        let cluster = try EtcdCluster()
+        let ttl = 2
+        let a = try Machine("a", endpoints: cluster.endpoints, leaseTTL: ttl)
+        let b = try Machine("b", endpoints: cluster.endpoints, leaseTTL: ttl)
+        let clientA = try await a.client()
+        let clientB = try await b.client()
+        try await a.waitUntilAvailable(clientA)
+        try await b.waitUntilAvailable(clientB)
+        let seenOnB = try await ChangeLog.start(clientB)
+        let owner = try await a.client()
+        try await owner.set("fleet.hosts.a", to: "here", ephemeral: true)
+        let leaving = try await a.client()
+        try await leaving.set("fleet.hosts.gone", to: "here", ephemeral: true)
+        try await seenOnB.wait(for: "fleet.hosts.gone on b") { $0.key == "fleet.hosts.gone" }
+
+        a.killFleet()
+        let killed = ContinuousClock.now
+        // Its owner leaves while no beacon-fleet runs: beacond keeps the Unset for the next one.
+        leaving.close()
+        try a.startFleet()
+        try await a.waitUntilAvailable(clientA)
+        #expect(a.fleetLog.contains("kept the lease of this machine's ephemeral keys"))
+        try await seenOnB.wait(for: "the deletion of fleet.hosts.gone") {
+            $0.key == "fleet.hosts.gone" && $0.deleted
+        }
+        // The killed beacon-fleet's lease would have expired by now; the key of the owner still connected is there.
+        try await Task.sleep(until: killed + .seconds(2 * ttl + 1))
+        #expect(try cluster.stored("fleet.hosts.a") == "here")
+        #expect(!seenOnB.all.contains { $0.key == "fleet.hosts.a" && $0.deleted })
+        #expect(try await clientB.get("fleet.hosts.a").value == "here")
+        owner.close()
+        clientA.close()
+        clientB.close()
+    }
+
     @Test("a machine cut off while etcd compacts resyncs: its watchers see exactly the keys that changed")
     func compactionResync() async throws {
         let cluster = try EtcdCluster()

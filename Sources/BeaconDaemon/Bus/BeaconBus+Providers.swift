@@ -15,6 +15,9 @@ final class ProviderRegistry {
         var resyncing: Set<String>?
         /// Registered unavailable (reading its source), and not available since: writes wait for it.
         var starting: Bool
+        /// The providerVersion its last resync reflected (Publish's `providerVersion`): a key it did not name was
+        /// absent then, so a change of that key no newer than this is older than what the daemon holds.
+        var resyncVersion: Int64 = 0
     }
 
     /// Why writes of a subtree fail, and since when.
@@ -513,7 +516,7 @@ extension BeaconBus {
                 throw BusError.notProvider(Int64(id), reason: "the change is of another key than request \(number)")
             }
             providers.requests.removeValue(forKey: number)
-            let version = applyPublished(published)
+            let version = applyPublished(published, floor: provider.resyncVersion)
             request.caller?.connection.answerDeferred { $0.reply("version", integer: version) }
         }
         client.connection.reply([:])
@@ -597,7 +600,9 @@ extension BeaconBus {
         var changes: [PublishedChange] = []
         changes.reserveCapacity(elements.count)
         for element in elements { changes.append(try parsePublished(element, provider: provider)) }
-        for change in changes { _ = applyPublished(change) }
+        let resyncVersion = try parameters.optionalInt("providerVersion")
+        guard resyncVersion == nil || resync else { throw .invalidParameter("providerVersion") }
+        for change in changes { _ = applyPublished(change, floor: provider.resyncVersion) }
         if resync {
             // A resync too large for one message comes in parts; the keys it did not name go after the last.
             var published = provider.resyncing ?? []
@@ -614,6 +619,7 @@ extension BeaconBus {
                     providers.providerVersions.removeValue(forKey: key.rawValue)
                 }
             }
+            if let resyncVersion { providers.byConnection[id]?.resyncVersion = resyncVersion }
         }
         client.connection.reply("version", integer: table.version)
     }
@@ -655,11 +661,14 @@ extension BeaconBus {
         return PublishedChange(key: key, value: value, providerVersion: providerVersion, origin: origin)
     }
 
-    /// Applies a published change unless it is older than the key's last one; returns the key's version after it.
-    private func applyPublished(_ change: PublishedChange) -> Int64 {
+    /// Applies a published change unless it is older than the key's last one, or, for a key the provider's last
+    /// resync did not name, no newer than that resync (`floor`); returns the key's version after it.
+    private func applyPublished(_ change: PublishedChange, floor: Int64) -> Int64 {
         let name = change.key.rawValue
         let current = table.entries[name]?.version ?? 0
-        if let known = providers.providerVersions[name], change.providerVersion <= known { return current }
+        if let known = providers.providerVersions[name] ?? (floor > 0 ? floor : nil), change.providerVersion <= known {
+            return current
+        }
         providers.providerVersions[name] = change.providerVersion
         guard let value = change.value else {
             return delete(name, origin: change.origin) ?? current

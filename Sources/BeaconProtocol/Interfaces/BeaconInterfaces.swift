@@ -678,7 +678,17 @@ public enum BeaconInterfaces {
         # resync, changes hold every key of the provider's subtrees: the others are deleted. A resync too large
         # for one message is given in parts, each with resync and all but the last with more; the keys that no
         # part named are deleted after the last part.
-        method Publish(provider: int, changes: []Change, resync: ?bool, more: ?bool) -> (version: int)
+        #
+        # With resync, providerVersion is the providerVersion the whole resync reflects (for beacon-fleet the
+        # revision it read etcd at): a key it did not name was absent then, so a later change or Answer of such
+        # a key that is no newer is ignored, like any change older than the key's last one.
+        method Publish(
+            provider: int,
+            changes: []Change,
+            resync: ?bool,
+            more: ?bool,
+            providerVersion: ?int
+        ) -> (version: int)
 
         # Reports whether the provider can carry out writes. While it cannot, the daemon fails writes of its
         # subtrees at once with ProviderUnavailable(reason), Get answers the last known values with
