@@ -132,8 +132,9 @@ public actor FleetBridge {
 
     // MARK: From etcd to beacond
 
-    /// Reads the subtrees when needed, then follows etcd's changes, until cancelled; a failure marks the subtrees
-    /// unavailable, and the next attempt follows after a pause.
+    /// Reads the subtrees when needed, then follows etcd's changes, until cancelled. A failure is tried again, after
+    /// a pause from the second one on, and has etcd's quorum checked (``checkQuorum(_:)``), which decides whether
+    /// the subtrees are unavailable; so does a watch that keeps failing for ``watchFailureLimit``.
     private func synchronize(_ wakeups: AsyncStream<Void>) async {
         var iterator = wakeups.makeAsyncIterator()
         while !Task.isCancelled {
