@@ -104,7 +104,8 @@ extension BeaconClient {
                     Task {
                         await registration.value
                         let answer = await handle(provider, request)
-                        guard request.answered else { return }
+                        // A request nobody waits for is answered too: until it is, the daemon keeps it, and sends
+                        // it again to the next provider.
                         do throws(BeaconError) {
                             try await self.answer(provider: provider, request: request.id, with: answer)
                         } catch {
