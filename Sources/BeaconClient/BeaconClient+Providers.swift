@@ -28,6 +28,9 @@ public struct ProviderRequest: Sendable, Hashable {
     /// one it went to disconnected without answering) has the same `write`, and is to be applied at most once.
     /// `nil` from a daemon that does not name its writes.
     public var write: String?
+    /// An ephemeral Set the daemon makes again, with no caller, for an owner still connected after the key was lost
+    /// (its lease expired while no provider ran): create the key only if it is absent (`ifProviderVersion` 0).
+    public var restore: Bool = false
 }
 
 /// A change of a provided key, as a provider publishes it.
@@ -179,7 +182,7 @@ extension ProviderRequest {
             id: try reader.int("id"), method: method, key: try reader.string("key"), value: reader.value("value"),
             ifProviderVersion: reader.optionalInt("ifProviderVersion"),
             ephemeral: reader.bool("ephemeral", default: false), answered: reader.bool("answered", default: true),
-            origin: origin, write: reader.optionalString("write"))
+            origin: origin, write: reader.optionalString("write"), restore: reader.bool("restore", default: false))
     }
 }
 

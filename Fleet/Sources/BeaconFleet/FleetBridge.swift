@@ -351,7 +351,7 @@ public actor FleetBridge {
                     ? FleetWriter.compare(key, .create, .equal, .createRevision(0))
                     : FleetWriter.compare(key, .mod, .equal, .modRevision(version)))
         }
-        if !request.answered {
+        if !request.answered, !request.restore {
             // The ephemeral owner went away: delete the key only while it still holds this machine's value.
             guard let lease else { return .error("io.beacon.Providers.ProviderUnavailable") }
             conditions.append(FleetWriter.compare(key, .lease, .equal, .lease(lease.id)))

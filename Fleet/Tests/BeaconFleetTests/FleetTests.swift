@@ -226,6 +226,36 @@ struct FleetTests {
         clientB.close()
     }
 
+    @Test("a beacon-fleet away longer than the lease's TTL: the next one sets the keys of owners still connected again")
+    func presenceRestored() async throws {
+        let cluster = try EtcdCluster()
+        let a = try Machine("a", endpoints: cluster.endpoints, leaseTTL: 2)
+        let b = try Machine("b", endpoints: cluster.endpoints, leaseTTL: 2)
+        let clientA = try await a.client()
+        let clientB = try await b.client()
+        try await a.waitUntilAvailable(clientA)
+        try await b.waitUntilAvailable(clientB)
+        let seenOnB = try await ChangeLog.start(clientB)
+        let owner = try await a.client()
+        try await owner.set("fleet.hosts.a", to: "here", ephemeral: true)
+        try await seenOnB.wait(for: "fleet.hosts.a on b") { $0.key == "fleet.hosts.a" }
+        a.killFleet()
+        try await seenOnB.wait(for: "the deletion of fleet.hosts.a when the lease expired") {
+            $0.key == "fleet.hosts.a" && $0.deleted
+        }
+        seenOnB.clear()
+        try a.startFleet()
+        let back = try await seenOnB.wait(for: "fleet.hosts.a set again") { $0.key == "fleet.hosts.a" && !$0.deleted }
+        #expect(back.value == "here")
+        #expect(try cluster.stored("fleet.hosts.a") == "here")
+        owner.close()
+        try await seenOnB.wait(for: "the deletion of fleet.hosts.a after its owner left") {
+            $0.key == "fleet.hosts.a" && $0.deleted
+        }
+        clientA.close()
+        clientB.close()
+    }
+
     @Test("a machine cut off while etcd compacts resyncs: its watchers see exactly the keys that changed")
     func compactionResync() async throws {
         let cluster = try EtcdCluster()

@@ -10,11 +10,12 @@ import Testing
 /// ``FleetWriter`` against an etcd of this process's own that applies transactions as etcd does, and injects what
 /// a real cluster cannot be made to do on demand: apply a transaction and lose its response, or keep a request and
 /// apply it late, after its retry was answered.
-@Suite("the idempotent write path")
+@Suite("the idempotent write path", .serialized)
 struct FleetWriterTests {
     let key = Data("/beacon/fleet.mode".utf8)
 
-    func writer(_ etcd: FakeEtcd, timeout: Duration = .seconds(2)) -> FleetWriter {
+    /// A writer; the time it is given matters only to the tests of what happens when it runs out.
+    func writer(_ etcd: FakeEtcd, timeout: Duration = .seconds(30)) -> FleetWriter {
         FleetWriter(
             etcd: etcd, etcdPrefix: Array("/beacon/".utf8), machine: "m", requestTimeout: timeout,
             logger: Logger(label: "test"))

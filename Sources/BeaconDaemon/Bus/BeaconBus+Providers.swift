@@ -43,6 +43,8 @@ final class ProviderRegistry {
         /// Names the write for as long as it lives, across providers: a provider that gets it again applies it at
         /// most once (beacon-fleet records it in etcd with the write).
         let write: String
+        /// An ephemeral Set the daemon makes again for an owner still connected (``ProviderRegistry/ephemeralValues``).
+        var restore = false
     }
 
     /// A request handed to a provider's connection, which the provider has not answered yet.
@@ -100,6 +102,9 @@ final class ProviderRegistry {
     var providerVersions: [String: Int64] = [:]
     /// The provided keys each connection set as ephemeral, which go when it closes.
     var ephemeralKeys: [Int: Set<String>] = [:]
+    /// The value each provided ephemeral key was last set to, by the connection that owns it: what the daemon sets
+    /// again, create-only, when a provider's resync finds the key gone while its owner is still connected.
+    var ephemeralValues: [String: (owner: Int, value: [UInt8])] = [:]
 
     static func contains(_ root: String, _ key: String) -> Bool {
         key.utf8.count > root.utf8.count + 1 && key.hasPrefix(root)
@@ -244,6 +249,7 @@ extension BeaconBus {
         send(request, number: number, to: id)
         if ephemeral, method == "Set" {
             providers.ephemeralKeys[owner.connection.id, default: []].insert(key)
+            if let value { providers.ephemeralValues[key] = (owner.connection.id, value) }
         }
     }
 
@@ -267,6 +273,7 @@ extension BeaconBus {
                 JSONWriter.appendInt(ifProviderVersion, to: &buffer)
             }
             if request.ephemeral { JSONWriter.appendASCII(",\"ephemeral\":true", to: &buffer) }
+            if request.restore { JSONWriter.appendASCII(",\"restore\":true", to: &buffer) }
             JSONWriter.appendASCII(request.caller == nil ? ",\"answered\":false" : ",\"answered\":true", to: &buffer)
             JSONWriter.appendASCII(",\"write\":", to: &buffer)
             JSONWriter.appendString(request.write, to: &buffer)
@@ -274,6 +281,24 @@ extension BeaconBus {
             request.origin.encode(into: &buffer)
             JSONWriter.appendASCII("}]},\"continues\":true}", to: &buffer)
             buffer.append(0)
+        }
+    }
+
+    /// Sets again, create-only, the ephemeral keys of provider `id`'s subtrees that its resync found gone while
+    /// their owners are still connected (the lease that carried them expired while no provider ran).
+    private func restoreEphemeral(of id: Int) {
+        guard !providers.ephemeralValues.isEmpty, let provider = providers.byConnection[id] else { return }
+        for (key, entry) in providers.ephemeralValues.sorted(by: { $0.key < $1.key }) {
+            guard table.entries[key] == nil, provider.roots.contains(where: { ProviderRegistry.contains($0, key) }),
+                let owner = clients[entry.owner]
+            else { continue }
+            let number = providers.nextRequest
+            providers.nextRequest += 1
+            var request = ProviderRegistry.Request(
+                caller: nil, method: "Set", key: key, value: entry.value, ifVersion: nil, ifProviderVersion: 0,
+                ephemeral: true, origin: owner.origin, write: "\(providers.instance)-\(number)")
+            request.restore = true
+            send(request, number: number, to: id)
         }
     }
 
@@ -385,6 +410,7 @@ extension BeaconBus {
         }
         if let keys = providers.ephemeralKeys.removeValue(forKey: id) {
             for key in keys.sorted() {
+                if providers.ephemeralValues[key]?.owner == id { providers.ephemeralValues.removeValue(forKey: key) }
                 let number = providers.nextRequest
                 providers.nextRequest += 1
                 let request = ProviderRegistry.Request(
@@ -468,7 +494,10 @@ extension BeaconBus {
         refreshProviderAvailability()
         client.connection.reply(["provider": .int(Int64(client.connection.id)), "requests": []], continues: true)
         client.connection.beginStream()
-        if unavailableReason == nil { resumeWaiting() }
+        if unavailableReason == nil {
+            restoreEphemeral(of: client.connection.id)
+            resumeWaiting()
+        }
         logger.info(
             "provider registered",
             metadata: ["subtrees": "\(roots.map { $0 + ".**" })", "pid": "\(client.origin.pid)"])
@@ -507,6 +536,9 @@ extension BeaconBus {
             providers.requests.removeValue(forKey: number)
             if request.ephemeral, let caller = request.caller, error != "io.beacon.Providers.OutcomeUnknown" {
                 providers.ephemeralKeys[caller.connection.id]?.remove(request.key)
+                if providers.ephemeralValues[request.key]?.owner == caller.connection.id {
+                    providers.ephemeralValues.removeValue(forKey: request.key)
+                }
             }
             request.caller?.connection.answerDeferred { $0.reply(error: reply) }
         } else {
@@ -533,6 +565,7 @@ extension BeaconBus {
                     "a provider is available again", metadata: ["subtrees": "\(provider.roots.map { $0 + ".**" })"])
             }
             providers.byConnection[id]?.unavailable = nil
+            if provider.starting { restoreEphemeral(of: id) }
             providers.byConnection[id]?.starting = false
             resumeWaiting()
         } else {

@@ -631,6 +631,10 @@ public enum BeaconInterfaces {
             # write. A provider applies a write at most once, however often it gets it (beacon-fleet records
             # it in etcd in the transaction that carries it out).
             write: ?string,
+            # An ephemeral Set with no caller that the daemon makes again for an owner still connected, after
+            # the provider's resync found the key gone (its lease expired while no provider ran): create the
+            # key only if it is absent (ifProviderVersion is 0).
+            restore: ?bool,
             origin: Origin
         )
 
