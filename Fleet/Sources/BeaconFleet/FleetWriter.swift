@@ -278,18 +278,26 @@ package final class FleetWriter: Sendable {
     /// The lease new ids go on: granted on first use, and anew every ``idLeaseRotation``.
     private func idLease() async throws -> Int64 {
         let now = ContinuousClock.now
-        let task: Task<IdLease, any Error> = state.withLock { state in
-            if let lease = state.idLease, now - lease.granted < Self.idLeaseRotation {
-                return Task { lease }
-            }
-            if let grant = state.grant { return grant }
+        enum Found {
+            case lease(Int64)
+            case grant(Task<IdLease, any Error>)
+        }
+        let found: Found = state.withLock { state in
+            if let lease = state.idLease, now - lease.granted < Self.idLeaseRotation { return .lease(lease.id) }
+            if let grant = state.grant { return .grant(grant) }
             let etcd = self.etcd
             let grant = Task {
                 let granted = ContinuousClock.now
                 return IdLease(id: try await etcd.grantLease(ttl: Self.idLeaseTTL), granted: granted)
             }
             state.grant = grant
-            return grant
+            return .grant(grant)
+        }
+        // The lease of the last 30 s, without a task; otherwise the grant under way.
+        let task: Task<IdLease, any Error>
+        switch found {
+        case .lease(let id): return id
+        case .grant(let grant): task = grant
         }
         do {
             let lease = try await task.value

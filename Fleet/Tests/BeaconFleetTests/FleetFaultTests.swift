@@ -208,15 +208,6 @@ final class FaultRun: @unchecked Sendable {
         client.close()
     }
 
-    func reconnect(_ machine: Machine) async throws -> BeaconClient {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while true {
-            if let client = try? await machine.client() { return client }
-            guard ContinuousClock.now < deadline else { throw TestFailure("\(machine.name) did not come back") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-    }
-
     /// What a write's answer says about it.
     func outcome(_ call: () async throws -> Void) async -> Outcome {
         do {
@@ -291,7 +282,7 @@ final class FaultRun: @unchecked Sendable {
             self.lastRevision.load(ordering: .relaxed) >= end
         }
         for machine in machines {
-            let client = try await reconnect(machine)
+            let client = try await connectWhenBack(machine)
             try await machine.waitUntilAvailable(client, within: .seconds(60))
             try await eventually("\(machine.name) holds etcd's values", within: .seconds(60)) {
                 for key in self.keys {
@@ -391,21 +382,13 @@ final class Observer: Sendable {
     }
 
     static func start(_ machine: Machine, recorder: HistoryRecorder) async throws -> Observer {
-        let deadline = ContinuousClock.now + .seconds(30)
-        var client: BeaconClient?
-        while client == nil {
-            client = try? await machine.client()
-            if client == nil {
-                guard ContinuousClock.now < deadline else { throw TestFailure("\(machine.name) did not come back") }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
+        let client = try await connectWhenBack(machine)
         let name = "\(machine.name)#\(UUID().uuidString.prefix(8))"
-        let disposable = client!.propertyChanges(["fleet.**"]).observeNext { change in
+        let disposable = client.propertyChanges(["fleet.**"]).observeNext { change in
             recorder.recordWatchEvent(
                 observer: name, key: change.key, value: change.deleted ? nil : change.value?.stringValue)
         }
-        return Observer(client: client!, subscription: disposable)
+        return Observer(client: client, subscription: disposable)
     }
 
     func stop() {
@@ -414,5 +397,15 @@ final class Observer: Sendable {
             $0 = nil
         }
         client.close()
+    }
+}
+
+/// A connection to `machine`'s beacond, once it accepts one again (after a restart), within 30 s.
+func connectWhenBack(_ machine: Machine) async throws -> BeaconClient {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while true {
+        if let client = try? await machine.client() { return client }
+        guard ContinuousClock.now < deadline else { throw TestFailure("\(machine.name) did not come back") }
+        try await Task.sleep(for: .milliseconds(50))
     }
 }

@@ -56,16 +56,15 @@ final class ProviderRegistry {
     /// A write that waits for its subtree's provider: one registering, or reading its source after registering.
     struct Waiting {
         enum Kind {
-            /// A call not forwarded yet: it is checked (ifVersion) when it is.
-            case call(method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool)
+            /// A call not forwarded yet, by `owner`: it is checked (ifVersion) when it is.
+            case call(
+                method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, owner: BusClient)
             /// A request sent to a provider that disconnected before answering: the provider may have carried it
             /// out, so it goes to the next one unchanged, which tells.
             case sent(Request)
         }
 
         let kind: Kind
-        /// The connection that made a call not forwarded yet.
-        let owner: BusClient?
         /// The connection that waits for the answer; `nil` when none does.
         let caller: BusClient?
         /// Uptime nanoseconds after which the caller is answered with an error.
@@ -73,7 +72,7 @@ final class ProviderRegistry {
 
         var key: String {
             switch kind {
-            case .call(_, let key, _, _, _): key
+            case .call(_, let key, _, _, _, _): key
             case .sent(let request): request.key
             }
         }
@@ -94,7 +93,7 @@ final class ProviderRegistry {
     var unanswered: [Request] = []
     /// The timer that answers the first waiting write whose time is up; set only while some wait.
     var waitTimer: Scheduled<Void>?
-    /// How long a write waits for its subtree's provider (`fleet.requestTimeoutMs`); 0 fails it at once.
+    /// How long a write waits for its subtree's provider (`fleet.requestTimeoutMs`).
     var waitLimit: TimeAmount = .milliseconds(5000)
     /// Makes the ids of this daemon's writes unique across its restarts.
     let instance = String(UInt64.random(in: 1...UInt64.max), radix: 36)
@@ -141,6 +140,18 @@ final class ProviderRegistry {
         case .orphaned?: true
         case .provider(_, let provider)?: provider.starting
         }
+    }
+
+    /// The provider that takes `key`'s writes now: one claims it, and is not reading its source.
+    func readyProvider(of key: String) -> Int? {
+        guard case .provider(let id, let provider)? = claim(of: key), !provider.starting else { return nil }
+        return id
+    }
+
+    /// A number for a new request, and the write name it carries for as long as it lives.
+    func newRequest() -> (number: Int64, write: String) {
+        defer { nextRequest += 1 }
+        return (nextRequest, "\(instance)-\(nextRequest)")
     }
 
     /// Why writes of `key` fail, when it lies in a subtree with no provider or with an unavailable one.
@@ -192,14 +203,12 @@ extension BeaconBus {
         method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, client: BusClient
     ) throws(VarlinkError) -> Bool {
         guard providers.claim(of: key) != nil else { return false }
-        if providers.waits(key) || !providers.waiting.isEmpty && providers.waiting.contains(where: { $0.key == key }) {
-            let kind = ProviderRegistry.Waiting.Kind.call(
-                method: method, key: key, value: value, ifVersion: ifVersion, ephemeral: ephemeral)
-            if let reason = providers.unavailability(of: key)?.reason, providers.waitLimit == .zero {
-                throw BusError.providerUnavailable(key, reason: reason)
-            }
+        if providers.waits(key) || providers.waiting.contains(where: { $0.key == key }) {
             let waits = client.connection.deferReply()
-            wait(kind, owner: client, caller: waits ? client : nil)
+            wait(
+                .call(
+                    method: method, key: key, value: value, ifVersion: ifVersion, ephemeral: ephemeral, owner: client),
+                caller: waits ? client : nil)
             return true
         }
         let waits = client.connection.deferReply()
@@ -240,17 +249,20 @@ extension BeaconBus {
                 throw BusError.providerUnavailable(key, reason: "the provider has not published this key yet")
             }
         }
-        let number = providers.nextRequest
-        providers.nextRequest += 1
+        let (number, write) = providers.newRequest()
         let request = ProviderRegistry.Request(
             caller: caller, method: method, key: key, value: value, ifVersion: ifVersion,
-            ifProviderVersion: ifProviderVersion, ephemeral: ephemeral, origin: owner.origin,
-            write: "\(providers.instance)-\(number)")
+            ifProviderVersion: ifProviderVersion, ephemeral: ephemeral, origin: owner.origin, write: write)
         send(request, number: number, to: id)
         if ephemeral, method == "Set" {
             providers.ephemeralKeys[owner.connection.id, default: []].insert(key)
             if let value { providers.ephemeralValues[key] = (owner.connection.id, value) }
         }
+    }
+
+    /// Hands a request that a provider was sent before, unchanged, to provider `id`, under a new number.
+    private func sendAgain(_ request: ProviderRegistry.Request, to id: Int) {
+        send(request, number: providers.newRequest().number, to: id)
     }
 
     /// Hands `request` to provider `id`'s connection, as request `number`.
@@ -292,11 +304,10 @@ extension BeaconBus {
             guard table.entries[key] == nil, provider.roots.contains(where: { ProviderRegistry.contains($0, key) }),
                 let owner = clients[entry.owner]
             else { continue }
-            let number = providers.nextRequest
-            providers.nextRequest += 1
+            let (number, write) = providers.newRequest()
             var request = ProviderRegistry.Request(
                 caller: nil, method: "Set", key: key, value: entry.value, ifVersion: nil, ifProviderVersion: 0,
-                ephemeral: true, origin: owner.origin, write: "\(providers.instance)-\(number)")
+                ephemeral: true, origin: owner.origin, write: write)
             request.restore = true
             send(request, number: number, to: id)
         }
@@ -305,10 +316,9 @@ extension BeaconBus {
     // MARK: Waiting for a provider
 
     /// Keeps a write until its subtree's provider can take it, or its time is up.
-    private func wait(_ kind: ProviderRegistry.Waiting.Kind, owner: BusClient?, caller: BusClient?) {
+    private func wait(_ kind: ProviderRegistry.Waiting.Kind, caller: BusClient?) {
         providers.waiting.append(
-            ProviderRegistry.Waiting(
-                kind: kind, owner: owner, caller: caller, deadline: .now() + providers.waitLimit))
+            ProviderRegistry.Waiting(kind: kind, caller: caller, deadline: .now() + providers.waitLimit))
         scheduleWaitTimer()
     }
 
@@ -334,7 +344,7 @@ extension BeaconBus {
             let limit = "\(providers.waitLimit.nanoseconds / 1_000_000) ms"
             let error: VarlinkError
             switch waiting.kind {
-            case .call(_, let key, _, _, _):
+            case .call(_, let key, _, _, _, _):
                 let reason = providers.unavailability(of: key)?.reason ?? "no provider"
                 error = BusError.providerUnavailable(key, reason: "\(reason) (waited \(limit); not applied)")
             case .sent(let request):
@@ -354,14 +364,11 @@ extension BeaconBus {
         if !providers.unanswered.isEmpty {
             var kept: [ProviderRegistry.Request] = []
             for request in providers.unanswered {
-                guard !providers.waits(request.key), case .provider(let id, _)? = providers.claim(of: request.key)
-                else {
+                guard let id = providers.readyProvider(of: request.key) else {
                     kept.append(request)
                     continue
                 }
-                let number = providers.nextRequest
-                providers.nextRequest += 1
-                send(request, number: number, to: id)
+                sendAgain(request, to: id)
             }
             providers.unanswered = kept
         }
@@ -374,9 +381,8 @@ extension BeaconBus {
                 continue
             }
             switch waiting.kind {
-            case .call(let method, let key, let value, let ifVersion, let ephemeral):
+            case .call(let method, let key, let value, let ifVersion, let ephemeral, let owner):
                 do throws(VarlinkError) {
-                    guard let owner = waiting.owner else { continue }
                     try forward(
                         method: method, key: key, value: value, ifVersion: ifVersion, ephemeral: ephemeral,
                         owner: owner, caller: waiting.caller)
@@ -384,10 +390,13 @@ extension BeaconBus {
                     waiting.caller?.connection.answerDeferred { $0.reply(error: error) }
                 }
             case .sent(let request):
-                guard case .provider(let id, _)? = providers.claim(of: request.key) else { continue }
-                let number = providers.nextRequest
-                providers.nextRequest += 1
-                send(request, number: number, to: id)
+                guard let id = providers.readyProvider(of: request.key) else {
+                    // The subtree's new provider does not claim this key: nobody can tell what became of it.
+                    let error = BusError.outcomeUnknown(request.key, reason: "no provider claims the key any more")
+                    waiting.caller?.connection.answerDeferred { $0.reply(error: error) }
+                    continue
+                }
+                sendAgain(request, to: id)
             }
         }
         providers.waiting = kept
@@ -405,18 +414,17 @@ extension BeaconBus {
         let id = client.connection.id
         if !providers.waiting.isEmpty {
             providers.waiting.removeAll {
-                if case .call = $0.kind { $0.owner === client } else { false }
+                if case .call(_, _, _, _, _, let owner) = $0.kind { owner === client } else { false }
             }
         }
         if let keys = providers.ephemeralKeys.removeValue(forKey: id) {
             for key in keys.sorted() {
                 if providers.ephemeralValues[key]?.owner == id { providers.ephemeralValues.removeValue(forKey: key) }
-                let number = providers.nextRequest
-                providers.nextRequest += 1
+                let (number, write) = providers.newRequest()
                 let request = ProviderRegistry.Request(
                     caller: nil, method: "Unset", key: key, value: nil, ifVersion: nil, ifProviderVersion: nil,
-                    ephemeral: false, origin: client.origin, write: "\(providers.instance)-\(number)")
-                if !providers.waits(key), case .provider(let owner, _)? = providers.claim(of: key) {
+                    ephemeral: false, origin: client.origin, write: write)
+                if let owner = providers.readyProvider(of: key) {
                     send(request, number: number, to: owner)
                 } else if providers.claim(of: key) != nil {
                     providers.unanswered.append(request)
@@ -433,12 +441,8 @@ extension BeaconBus {
             let request = pending.request
             if request.caller == nil {
                 providers.unanswered.append(request)
-            } else if providers.waitLimit == .zero {
-                let error = BusError.outcomeUnknown(
-                    request.key, reason: reason + " after it was sent the write, which it may have carried out")
-                request.caller?.connection.answerDeferred { $0.reply(error: error) }
             } else {
-                wait(.sent(request), owner: nil, caller: request.caller)
+                wait(.sent(request), caller: request.caller)
             }
         }
         for root in provider.roots {
