@@ -101,7 +101,7 @@ lint:
 bench-signals:
 	Benchmarks/run.sh
 
-# beacond beside dbus-daemon, dbus-broker and Redis (shared/anchors/bus) in one run; needs root.
+# beacond beside dbus-daemon, dbus-broker and Redis (our peer clients in Benchmarks/Peers) in one run; needs root.
 bench-bus:
 	REPS=3 scripts/bus-bench.sh
 
@@ -136,11 +136,13 @@ install-fleet:
 	@echo "Name the subtrees in fleet.prefixes and the etcd endpoints in fleet.endpoints (config/README.md), then:"
 	@echo "  systemctl --user enable --now beacon-fleet.service"
 
-# The Debian package build-deb/beacon_VERSION_ARCH.deb (debian/, debhelper): the binaries of install-user, the user
-# units with beacon.socket enabled for every user, man pages, completions. VERSION is BeaconVersion.current.
+# The Debian packages build-deb/beacon_VERSION_ARCH.deb (debian/, debhelper): the binaries of install-user, the user
+# units with beacon.socket enabled for every user, man pages, completions; and build-deb/beacon-fleet_VERSION_ARCH.deb:
+# beacon-fleet (release build of Fleet/), its user unit (not enabled) and man page. VERSION is BeaconVersion.current.
 deb: apt-deps
 	SWIFT=$(SWIFT) scripts/deb.sh
 
-# Builds the package, runs lintian, installs it, runs the installed daemon socket-activated, purges it (root or sudo).
+# Builds both packages, runs lintian, installs them, runs the installed daemon socket-activated and the installed
+# beacon-fleet against it and a three-member etcd, purges them (root or sudo).
 test-deb: apt-deps
 	SWIFT=$(SWIFT) scripts/test-deb.sh

@@ -1,11 +1,16 @@
 #!/bin/bash
-# Runs the bus anchors (../shared/anchors/bus/run.sh: Unix sockets, dbus-daemon, dbus-broker, Redis) and the same
-# tests against beacond (Benchmarks/Bus, beacon-bus-bench) in one invocation, then prints the anchors' table with
+# Runs the bus peers (Benchmarks/Peers/run.sh: Unix sockets, dbus-daemon, dbus-broker, Redis) and the same
+# tests against beacond (Benchmarks/Bus, beacon-bus-bench) in one invocation, then prints the peers' table with
 # the beacond rows added, and the issue's goal ratios.
 #
 #   scripts/bus-bench.sh                   # REPS=3
 #   REPS=5 scripts/bus-bench.sh
-#   ANCHORS=/path/to/anchors/bus KEEP=1 scripts/bus-bench.sh
+#   KEEP=1 scripts/bus-bench.sh            # keep the work dirs (this script's and the peers')
+#   PEERS=/path/to/Peers scripts/bus-bench.sh   # another copy of Benchmarks/Peers
+#
+# The peers run between the two halves of beacond's repetitions, with RESULTS= naming the file that receives
+# their raw RESULT lines; their '#' header lines are printed here, and one table is made of both sets of lines
+# with the peers' table.py.
 #
 # Needs root (dbus-broker runs in a private mount namespace) and the Debian packages
 #   gcc pkg-config libsystemd-dev libhiredis-dev dbus-daemon dbus-broker redis-server redis-tools util-linux
@@ -17,13 +22,13 @@
 #                                              buffer limit is 32 MiB)
 # The 10,000-subscriber test raises `ulimit -n` for the daemon and the client.
 #
-# The pinned Get goal is also measured against a Redis PING taken right before each pinned Get, with the anchors'
-# own redis_bench against a private redis-server (system "redis, paired with beacond"): the anchors' Redis rows
+# The pinned Get goal is also measured against a Redis PING taken right before each pinned Get, with the peers'
+# own redis_peer against a private redis-server (system "redis, paired with beacond"): the peers' Redis rows
 # come from repetitions minutes apart from beacond's, and load from other work on a 2-CPU machine moves a pinned
 # p50 by more than the margin the goal leaves. Both ratios are printed.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ANCHORS=${ANCHORS:-$(cd "$ROOT/../shared/anchors/bus" 2>/dev/null && pwd)}
+PEERS=${PEERS:-$ROOT/Benchmarks/Peers}
 REPS=${REPS:-3}
 CONNS=${CONNS:-10000}
 WORK=$(mktemp -d /tmp/bus-bench.XXXXXX)
@@ -34,24 +39,29 @@ RD_PID=
 cleanup() {
 	[ -n "$BD_PID" ] && kill "$BD_PID" 2>/dev/null && wait "$BD_PID" 2>/dev/null
 	[ -n "$RD_PID" ] && kill "$RD_PID" 2>/dev/null && wait "$RD_PID" 2>/dev/null
-	[ "${KEEP:-0}" = 1 ] && echo "work dir kept: $WORK" || rm -rf "$WORK"
+	if [ "${KEEP:-0}" = 1 ]; then
+		echo "work dir kept: $WORK"
+	else
+		rm -rf "$WORK"
+	fi
 }
 trap cleanup EXIT
 die() { echo "bus-bench.sh: $*" >&2; exit 1; }
-[ -x "$ANCHORS/run.sh" ] || die "anchors not found (set ANCHORS=.../anchors/bus)"
+[ -x "$PEERS/run.sh" ] || die "no peers at $PEERS (Benchmarks/Peers/run.sh, or set PEERS=DIR)"
 
 # ---------------------------------------------------------------- packages and builds
-need=
+need=()
 for c in gcc:gcc pkg-config:pkg-config dbus-daemon:dbus-daemon dbus-broker:dbus-broker \
 	dbus-broker-launch:dbus-broker redis-server:redis-server redis-cli:redis-tools unshare:util-linux \
 	taskset:util-linux busctl:systemd systemd-socket-activate:systemd; do
-	command -v "${c%%:*}" >/dev/null || need="$need ${c#*:}"
+	command -v "${c%%:*}" >/dev/null || need+=("${c#*:}")
 done
-pkg-config --exists libsystemd 2>/dev/null || need="$need libsystemd-dev"
-pkg-config --exists hiredis 2>/dev/null || need="$need libhiredis-dev"
-if [ -n "$need" ]; then
-	echo "# installing:$need"
-	apt-get install -y -q $need >"$WORK/apt.log" 2>&1 || die "apt-get install$need failed: $(tail -5 "$WORK/apt.log")"
+pkg-config --exists libsystemd 2>/dev/null || need+=(libsystemd-dev)
+pkg-config --exists hiredis 2>/dev/null || need+=(libhiredis-dev)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "# installing: ${need[*]}"
+	apt-get install -y -q "${need[@]}" >"$WORK/apt.log" 2>&1 ||
+		die "apt-get install ${need[*]} failed: $(tail -5 "$WORK/apt.log")"
 fi
 
 BIN=$("$ROOT/scripts/build-release.sh" beacond 2>"$WORK/build.log") ||
@@ -60,8 +70,9 @@ BEACOND=$BIN/beacond
 (cd "$ROOT/Benchmarks/Bus" && swift build -c release --product beacon-bus-bench) >>"$WORK/build.log" 2>&1 ||
 	die "bench build failed: $(tail -20 "$WORK/build.log")"
 BENCH=$(cd "$ROOT/Benchmarks/Bus" && swift build -c release --show-bin-path)/beacon-bus-bench
-gcc -O2 -Wall -o "$WORK/redis_bench" "$ANCHORS/redis_bench.c" $(pkg-config --cflags --libs hiredis) \
-	>>"$WORK/build.log" 2>&1 || die "redis_bench build failed: $(tail -20 "$WORK/build.log")"
+read -r -a hiredis_flags <<<"$(pkg-config --cflags --libs hiredis)"
+gcc -std=c11 -O2 -Wall -Wextra -o "$WORK/redis_peer" "$PEERS/redis_peer.c" "${hiredis_flags[@]}" \
+	>>"$WORK/build.log" 2>&1 || die "redis_peer build failed: $(tail -20 "$WORK/build.log")"
 
 # ---------------------------------------------------------------- beacond
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -77,7 +88,7 @@ sleep 0.2
 rss() { awk '/VmRSS/{print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 IDLE_RSS=$(rss "$BD_PID")
 
-# The paired Redis: unix socket only, no persistence, as in the anchors.
+# The paired Redis: unix socket only, no persistence, as in the peers' run.
 RD_SOCK=$WORK/redis.sock
 redis-server --port 0 --unixsocket "$RD_SOCK" --unixsocketperm 700 --save '' --appendonly no --dir "$WORK" \
 	--logfile "$WORK/redis.log" --daemonize no &
@@ -100,7 +111,7 @@ rec_pinned() {
 beacond_rep() {
 	echo "RESULT|host|1-min loadavg at start of beacond repetition|load|$(cut -d' ' -f1 /proc/loadavg)" >>"$RAW"
 	rec "$BENCH" "$SOCK" get 20000
-	rec_pinned "$RD_PID" "$WORK/redis_bench" "$RD_SOCK" ping 20000
+	rec_pinned "$RD_PID" "$WORK/redis_peer" "$RD_SOCK" ping 20000
 	sed -i 's/^RESULT|redis|/RESULT|redis, paired with beacond|/' "$RAW"
 	rec_pinned "$BD_PID" "$BENCH" "$SOCK" get 20000
 	rec_pinned "$BD_PID" "$BENCH" "$SOCK" bind "${BIND_BLOCK:-500}" "${BIND_ROUNDS:-4}"
@@ -112,7 +123,7 @@ beacond_rep() {
 	rec "$BENCH" "$SOCK" setwatch "${NSETE:-300000}" 1000 ephemeral
 }
 
-# ---------------------------------------------------------------- runs: beacond, anchors, beacond
+# ---------------------------------------------------------------- runs: beacond, peers, beacond
 echo "# beacond $BEACOND (pid $BD_PID), bench $BENCH, reps=$REPS, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 # The subscriber test runs first, on the fresh daemon: memory freed by later tests stays in the allocator and
 # would hide the growth.
@@ -123,9 +134,10 @@ for rep in $(seq "$half"); do
 	echo "# beacond repetition $rep/$REPS ($(date +%T))" >&2
 	beacond_rep
 done
-REPS=$REPS KEEP=1 "$ANCHORS/run.sh" >"$WORK/anchors.out" 2>"$WORK/anchors.err" || die "anchors failed: $(tail "$WORK/anchors.err")"
-ANCHOR_WORK=$(sed -n 's/^work dir kept: //p' "$WORK/anchors.out")
-[ -s "$ANCHOR_WORK/results.txt" ] || die "anchors produced no results: $(tail "$WORK/anchors.out")"
+PEERS_RAW=$WORK/peers-results.txt
+REPS=$REPS KEEP=${KEEP:-0} RESULTS=$PEERS_RAW "$PEERS/run.sh" >"$WORK/peers.out" 2>"$WORK/peers.err" ||
+	die "peers failed: $(tail "$WORK/peers.err")"
+[ -s "$PEERS_RAW" ] || die "peers produced no results: $(tail "$WORK/peers.out")"
 for rep in $(seq $((half + 1)) "$REPS"); do
 	echo "# beacond repetition $rep/$REPS ($(date +%T))" >&2
 	beacond_rep
@@ -133,12 +145,12 @@ done
 echo "RESULT|beacond|RSS after runs|KiB|$(rss "$BD_PID")" >>"$RAW"
 
 # ---------------------------------------------------------------- table and goals
-grep '^#' "$WORK/anchors.out" | grep -v '^# stderr'
+grep '^#' "$WORK/peers.out" | grep -v '^# stderr'
+sed -n 's/^work dir kept: /# peers work dir kept: /p' "$WORK/peers.out"
 [ -s "$WORK/errors.log" ] && { echo "# beacond bench stderr:"; head -10 "$WORK/errors.log" | sed 's/^/#   /'; }
-cat "$ANCHOR_WORK/results.txt" "$RAW" >"$WORK/all.txt"
-rm -rf "$ANCHOR_WORK"
+cat "$PEERS_RAW" "$RAW" >"$WORK/all.txt"
 echo
-/usr/bin/python3 "$ANCHORS/table.py" "$WORK/all.txt"
+/usr/bin/python3 "$PEERS/table.py" "$WORK/all.txt"
 echo
 /usr/bin/python3 - "$WORK/all.txt" "$CONNS" <<'EOF'
 import statistics, sys

@@ -3,7 +3,7 @@
 # to three servers that answer every NUL-terminated frame with the same reply and do nothing else (one on SwiftNIO,
 # Benchmarks/Bus/Sources/nio-floor, and one on Beacon's own event loop, Benchmarks/Bus/Sources/loop-floor, both with
 # beacond's release flags; one in C directly on epoll, Benchmarks/Bus/floor/epoll-floor.c), and Redis PING with the
-# anchors' hiredis client, all in one run, rounds interleaved, every process on CPU 0. beacond and the three floors
+# peers' hiredis client (Benchmarks/Peers/redis_peer.c), all in one run, rounds interleaved, every process on CPU 0. beacond and the three floors
 # are timed by the same client (beacon-bus-bench get). With CALLGRIND=1 it also counts each server's instructions per round trip (valgrind's callgrind, two run
 # lengths differenced; beacond's by scripts/callgrind-ops.sh).
 #
@@ -11,7 +11,7 @@
 # Needs gcc, redis-server, libhiredis-dev, taskset (and valgrind with CALLGRIND=1).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ANCHORS=${ANCHORS:-$(cd "$ROOT/../shared/anchors/bus" 2>/dev/null && pwd)}
+PEERS=${PEERS:-$ROOT/Benchmarks/Peers}
 REPS=${REPS:-5}
 N=${N:-20000}
 WORK=$(mktemp -d /tmp/get-floor.XXXXXX)
@@ -39,7 +39,8 @@ NIOFLOOR=$(swift build $flags --scratch-path .build-floor --show-bin-path)/nio-f
 LOOPFLOOR=$(dirname "$NIOFLOOR")/loop-floor
 cd "$ROOT"
 gcc -O2 -Wall -o "$WORK/epoll-floor" "$ROOT/Benchmarks/Bus/floor/epoll-floor.c"
-gcc -O2 -Wall -o "$WORK/redis_bench" "$ANCHORS/redis_bench.c" $(pkg-config --cflags --libs hiredis)
+read -r -a hiredis_flags <<<"$(pkg-config --cflags --libs hiredis)"
+gcc -std=c11 -O2 -Wall -Wextra -o "$WORK/redis_peer" "$PEERS/redis_peer.c" "${hiredis_flags[@]}"
 
 # wait_socket PATH [TRIES]: until a server accepts connections on PATH, at most TRIES times 50 ms (default 10 s).
 wait_socket() {
@@ -82,7 +83,7 @@ p50() {
 }
 echo "# load average $(cut -d' ' -f1-3 /proc/loadavg), $REPS rounds of $N round trips, all on CPU 0"
 for rep in $(seq "$REPS"); do
-	p50 "redis-ping" "$WORK/redis_bench" "$WORK/redis.sock" ping "$N"
+	p50 "redis-ping" "$WORK/redis_peer" "$WORK/redis.sock" ping "$N"
 	p50 "beacond-get" "$BENCH" "$WORK/beacond.sock" get "$N"
 	p50 "nio-floor" "$BENCH" "$WORK/nio.sock" get "$N"
 	p50 "epoll-floor" "$BENCH" "$WORK/epoll.sock" get "$N"
@@ -115,7 +116,7 @@ instructions() {
 	if [ "$name" = redis ]; then
 		valgrind --tool=callgrind --callgrind-out-file="$out" "$@" --port 0 --unixsocket "$socket" --save '' \
 			--appendonly no --dir "$WORK" --daemonize no >/dev/null 2>&1 &
-		client=("$WORK/redis_bench" "$socket" ping "$length")
+		client=("$WORK/redis_peer" "$socket" ping "$length")
 	else
 		valgrind --tool=callgrind --callgrind-out-file="$out" "$@" "$socket" >/dev/null 2>&1 &
 	fi

@@ -5,18 +5,18 @@
 # of an idle connection. beacond's PSS is broken down by mapping: the text, read-only data and data of the binary
 # and of each library, the heap, thread stacks (an anonymous mapping just above a guard page) and the other
 # anonymous memory. A varlink client calls org.varlink.service.GetInfo; a D-Bus client authenticates and says
-# Hello. dbus-broker runs as the bus benchmark runs it (../shared/anchors/bus/broker-ns.sh: a private mount
+# Hello. dbus-broker runs as the bus benchmark runs it (Benchmarks/Peers/dbus-broker-ns.sh: a private mount
 # namespace and socket activation; its PSS is the broker's plus its launcher's).
 # LIFECYCLE=mock connects beacond's lifecycle bridge to python-dbusmock's logind on a private system bus
 # (scripts/mock-logind.sh), so that the memory of the bridge's sd-bus is counted; without it the bridge has no
 # system bus to reach.
-# Usage: [CONNS=1000] [SETTLE=3] [LIFECYCLE=mock] [ANCHORS=DIR] scripts/idle-memory.sh [BEACOND]
+# Usage: [CONNS=1000] [SETTLE=3] [LIFECYCLE=mock] [PEERS=DIR] scripts/idle-memory.sh [BEACOND]
 # Without BEACOND, builds what `make install-user` installs (scripts/build-release.sh --static-swift-stdlib).
-# Needs root for dbus-broker's namespace; without dbus-broker or the anchors, its rows are left out.
+# Needs root for dbus-broker's namespace; without dbus-broker or the peers, its rows are left out.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BEACOND=${1:-}
-ANCHORS=${ANCHORS:-$(cd "$ROOT/../shared/anchors/bus" 2>/dev/null && pwd || true)}
+PEERS=${PEERS:-$ROOT/Benchmarks/Peers}
 if [ -z "$BEACOND" ]; then
 	BEACOND=$("$ROOT/scripts/build-release.sh" --static-swift-stdlib beacond)/beacond
 fi
@@ -159,6 +159,6 @@ measure dbus-daemon dbus "$WORK/dbus.sock" "$DD"
 
 # shellcheck source=scripts/dbus-broker.sh
 . "$ROOT/scripts/dbus-broker.sh"
-if start_dbus_broker "$WORK" "$ANCHORS"; then
+if start_dbus_broker "$WORK" "$PEERS"; then
 	measure dbus-broker dbus "$BROKER_SOCKET" "$BROKER_PID" "$BROKER_LAUNCHER_PID"
 fi

@@ -13,7 +13,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BEACOND=${1:-}
 SECONDS_IDLE=${2:-60}
-ANCHORS=${ANCHORS:-$(cd "$ROOT/../shared/anchors/bus" 2>/dev/null && pwd || true)}
+PEERS=${PEERS:-$ROOT/Benchmarks/Peers}
 if [ -z "$BEACOND" ]; then
 	BEACOND=$("$ROOT/scripts/build-release.sh" beacond)/beacond
 fi
@@ -121,7 +121,7 @@ M2=$!
 M3=
 # shellcheck source=scripts/dbus-broker.sh
 . "$ROOT/scripts/dbus-broker.sh"
-if start_dbus_broker "$WORK" "$ANCHORS"; then
+if start_dbus_broker "$WORK" "$PEERS"; then
 	idle_client "$BROKER_SOCKET" dbus
 	measure dbus-broker "$BROKER_PID" "$BROKER_LAUNCHER_PID" &
 	M3=$!

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// Measures beacond the way ../../../shared/anchors/bus measures dbus-daemon, dbus-broker and Redis.
+// Measures beacond the way ../Peers (Benchmarks/Peers) measures dbus-daemon, dbus-broker and Redis.
 // Built and run by scripts/bus-bench.sh.
 let package = Package(
     name: "BeaconBusBench",

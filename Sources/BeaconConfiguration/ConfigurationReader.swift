@@ -1,4 +1,5 @@
 import BeaconProtocol
+import Synchronization
 
 /// Reads configuration keys (`limits.maxValueSize`) from the daemon's sources, strongest first: command-line flags
 /// (`--limits-max-value-size 1024`), `BEACON_*` environment variables (`BEACON_LIMITS_MAX_VALUE_SIZE=1024`) and the
@@ -10,13 +11,60 @@ public struct ConfigurationReader: Sendable {
     /// Flags with their values: `--key value`, `--key=value`, `--key v1 v2`; values split at commas. A flag without
     /// values is a true boolean.
     private var flags: [String: [String]]
+    /// Arguments before the first flag: no flag takes them.
+    private var stray: [String]
     private var environment: [String: String]
     private var file: [String: ConfigurationFile.Value]
+    /// Every key looked up so far, shared by the copies of this reader, for ``keysRead(notIn:)``.
+    private let read = ReadKeys()
 
     public init(arguments: [String], environment: [String: String], file: ConfigurationFile? = nil) {
-        flags = Self.parseFlags(arguments)
+        (flags, stray) = Self.parseFlags(arguments)
         self.environment = environment
         self.file = file?.values ?? [:]
+    }
+
+    /// Fails on a flag that names none of `keys` (the program's keys; `config` is always known) and on an argument
+    /// that is no flag's value: a misspelt flag (`--log-levle`) is an error with the nearest flag as a hint, rather
+    /// than a setting silently left at its default. Called before the values are read, so that a misspelt flag is
+    /// what is reported, not the missing value it was meant to give.
+    public func checkFlags(knownKeys keys: [String]) throws {
+        if let argument = stray.first {
+            throw ConfigurationError(
+                key: argument, reason: "not a flag (flags start with --, their values follow them); --help lists them")
+        }
+        let known = Set((keys + ["config"]).map { Self.names(of: $0).flag })
+        for flag in flags.keys.sorted() where !known.contains(flag) {
+            let nearest = known.map { (flag: $0, distance: Self.editDistance($0, flag)) }
+                .min { ($0.distance, $0.flag) < ($1.distance, $1.flag) }
+            let hint =
+                nearest.map { $0.distance <= max(2, flag.utf8.count / 4) ? "did you mean \($0.flag)? " : "" } ?? ""
+            throw ConfigurationError(key: flag, reason: "no such flag; \(hint)--help lists them")
+        }
+    }
+
+    /// The keys this reader (or a copy) looked up that are not among `keys`: for a debug check that a program's list
+    /// of its keys, which ``checkFlags(knownKeys:)`` takes, is complete.
+    public func keysRead(notIn keys: [String]) -> [String] {
+        let listed = Set(keys + ["config"])
+        return read.keys.withLock { $0.subtracting(listed).sorted() }
+    }
+
+    /// The Levenshtein distance between two ASCII flags.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let (a, b) = (Array(a.utf8), Array(b.utf8))
+        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var diagonal = row[0]
+            row[0] = i
+            for j in 1...b.count {
+                let above = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1))
+                diagonal = above
+            }
+        }
+        return row[b.count]
     }
 
     /// A reader of every source: flags, environment, and the file that `config` names (which must exist), else the
@@ -133,6 +181,7 @@ public struct ConfigurationReader: Sendable {
         environment: (String) -> T?,
         file: (ConfigurationFile.Value) -> T?
     ) -> T? {
+        read.keys.withLock { _ = $0.insert(key) }
         let (flagName, variable) = Self.names(of: key)
         if let values = flags[flagName] {
             return flag(values)
@@ -188,8 +237,9 @@ public struct ConfigurationReader: Sendable {
         String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 
-    private static func parseFlags(_ arguments: [String]) -> [String: [String]] {
+    private static func parseFlags(_ arguments: [String]) -> (flags: [String: [String]], stray: [String]) {
         var result: [String: [String]] = [:]
+        var stray: [String] = []
         var current: String?
         func split(_ value: String) -> [String] {
             value.isEmpty ? [""] : value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
@@ -206,8 +256,15 @@ public struct ConfigurationReader: Sendable {
                 }
             } else if let current {
                 result[current, default: []].append(contentsOf: split(argument))
+            } else {
+                stray.append(argument)
             }
         }
-        return result
+        return (result, stray)
     }
+}
+
+/// The keys a reader and its copies have looked up.
+private final class ReadKeys: Sendable {
+    let keys = Mutex<Set<String>>([])
 }

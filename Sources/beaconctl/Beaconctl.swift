@@ -13,7 +13,8 @@ struct Beaconctl: ParsableCommand {
             --timeout; streams (watch, monitor, call --more) also take --limit.
 
             VALUES: a value given on the command line (set, post, wait KEY=VALUE) is read as JSON when it \
-            parses as JSON (42, true, null, "text", [1,2], {"a":1}), otherwise it is taken as a plain string.
+            parses as JSON (42, -1.5, true, null, "text", [1,2], {"a":1}), otherwise it is taken as a plain \
+            string; text that starts like JSON ({, [ or ") but does not parse is a usage error.
 
             OUTPUT: --json prints the parameters of the daemon's reply as one JSON object; streams print one \
             JSON object per line. Without --json, output is text for people, coloured only when standard \
@@ -41,7 +42,7 @@ struct Beaconctl: ParsableCommand {
                 try command()
                 return
             }
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(negativeNumbersAsValues(Array(CommandLine.arguments.dropFirst())))
             try command.run()
             return
         } catch let failure as CommandFailure {
@@ -53,6 +54,31 @@ struct Beaconctl: ParsableCommand {
             OutputBuffer.standardError(fullMessage(for: error))
         }
         exit(withError: ExitCode(status.rawValue))
+    }
+
+    /// `set offset -1.5`: the argument parser takes every argument that starts with "-" for an option, so a
+    /// negative number given to `set` or `post` (whose options are all words) is moved after a `--` at the
+    /// end, where it is read as the value it is. Arguments that already follow a `--` are left as they are.
+    static func negativeNumbersAsValues(_ arguments: [String]) -> [String] {
+        guard let command = arguments.first, ["set", "post"].contains(command), !arguments.contains("--") else {
+            return arguments
+        }
+        func isNegativeNumber(_ argument: String) -> Bool {
+            let bytes = Array(argument.utf8)
+            guard bytes.count >= 2, bytes[0] == UInt8(ascii: "-"),
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[1])
+            else { return false }
+            switch try? JSONValue(parsing: argument) {
+            case .int?, .double?: return true
+            default: return false
+            }
+        }
+        var options: [String] = []
+        var values: [String] = []
+        for argument in arguments {
+            if isNegativeNumber(argument) { values.append(argument) } else { options.append(argument) }
+        }
+        return values.isEmpty ? arguments : options + ["--"] + values
     }
 
     private static func errorPrefix() -> String {

@@ -14,6 +14,9 @@ import NIOCore
 // Process-wide set-up belongs to the program, not to the library: malloc's tuning (one arena, fixed thresholds) and
 // the signal mask before any thread starts, the executor of Swift concurrency, logging, the umask and the file limit.
 beacon_malloc_configure()
+// A daemon's standard error may be a pipe whose reader goes away (`beacond 2>&1 | head`): the write that finds it
+// closed fails with EPIPE, and the log line is lost, rather than SIGPIPE ending the daemon and leaving its socket.
+signal(SIGPIPE, SIG_IGN)
 // SIGTERM, SIGINT and SIGHUP reach the daemon through signalfds on its event loop; blocked here, every thread
 // started later inherits the mask.
 blockDaemonSignals()

@@ -125,6 +125,60 @@ struct ConfigurationTests {
         #expect(output.contains("limits.maxValueSize"))
     }
 
+    @Test(
+        "a misspelt flag or a stray argument stops the daemon with a hint; --help and --version answer",
+        arguments: [
+            (["--log-levle", "debug"], "no such flag; did you mean --log-level?"),
+            (["--bogus-flag"], "--bogus-flag: no such flag; --help lists them"),
+            (["serve", "--log-level", "debug"], "serve: not a flag"),
+        ])
+    func unknownFlags(arguments: [String], message: String) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = [
+            "XDG_RUNTIME_DIR": directory, "XDG_CONFIG_HOME": directory, "XDG_STATE_HOME": directory,
+            "PATH": "/usr/bin:/bin",
+        ]
+        let process = try ChildProcess(
+            try BuiltProducts.beacond(), arguments, environment: environment, error: .capture)
+        let output = String(decoding: process.readError(), as: UTF8.self)
+        #expect(process.wait() == 2)
+        #expect(output.contains(message), "\(output)")
+        #expect(access(directory + "/beacon.sock", F_OK) != 0, "it never served")
+
+        let version = try ChildProcess(try BuiltProducts.beacond(), ["--version"], output: .capture)
+        #expect(String(decoding: version.readOutput(), as: UTF8.self) == "beacond \(BeaconVersion.current)\n")
+        #expect(version.wait() == 0)
+        let help = try ChildProcess(try BuiltProducts.beacond(), ["--help"], output: .capture)
+        #expect(String(decoding: help.readOutput(), as: UTF8.self).hasPrefix("usage: beacond"))
+        #expect(help.wait() == 0)
+    }
+
+    @Test("a daemon whose standard error closed goes on serving: a failed log write is not fatal")
+    func closedStandardError() throws {
+        let directory = try makeTemporaryDirectory()
+        // The daemon's log is a FIFO read here: closing the reading end makes every later log write fail with EPIPE
+        // (and raise SIGPIPE, unless the daemon ignores it).
+        let fifo = directory + "/beacond.log"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        #expect(reader >= 0)
+        let daemon = try TestDaemon(directory: directory)
+        close(reader)
+        let notify = try #require(daemon.notify)
+        let before = notify.messages.count
+        // A reload logs "configuration reloaded" once it is done.
+        daemon.signal(SIGHUP)
+        let reloading = try notify.wait(for: "RELOADING=1", after: before)
+        try notify.wait(for: "READY=1", after: reloading + 1)
+        try daemon.connect().set("after.closed.log", 1)
+        let reply = try daemon.connect().parameters("io.beacon.Properties.Get", ["key": "after.closed.log"])
+        #expect(reply["property"]?["value"] == 1)
+        #expect(daemon.isRunning)
+        #expect(daemon.terminate() == 0)
+        #expect(access(daemon.socketPath, F_OK) != 0, "the daemon removed its socket")
+    }
+
     @Test("SIGHUP reloads the limits, with RELOADING=1 and READY=1")
     func reload() throws {
         let directory = try makeTemporaryDirectory()

@@ -112,6 +112,59 @@ struct DeliveryPolicyTests {
         #expect(Self.names(try observer.receive()) == ["x.later"])
     }
 
+    @Test(
+        "held events count against the uid's maxBytesPerUid; a hold that lost one keeps nothing more, so the gap is exact"
+    )
+    func heldBytesBudget() throws {
+        // Each observer may hold 256 KiB, the uid 512 KiB in all: four suspended observers cannot hold everything.
+        let daemon = try TestDaemon(arguments: [
+            "--limits-max-queued-bytes", "262144", "--limits-max-bytes-per-uid", "524288",
+        ])
+        let observers = try (0..<4).map { _ in try Self.observe(daemon, policy: "hold") }
+        for observer in observers { observer.send("io.beacon.Suspend", oneway: true) }
+        try waitUntil("four suspensions", within: .seconds(10)) {
+            try Self.streams(daemon).filter { $0["suspended"] == true }.count == 4
+        }
+        // 60 posts of about 10 KB: 600 KB for each observer, 2.4 MB for the four without a budget. Post 40 is a small
+        // one: a hold that lost a large one before it must not keep it.
+        let poster = try daemon.connect()
+        let filler = String(repeating: "x", count: 10_000)
+        var first: Int64 = 0
+        for index in 0..<60 {
+            let userInfo: JSONValue = index == 40 ? ["small": true] : ["filler": .string(filler)]
+            let posted = try poster.parameters(
+                "io.beacon.Notifications.Post", ["name": .string("x.n\(index)"), "userInfo": userInfo])
+            if index == 0 { first = try #require(posted["sequence"]?.intValue) }
+        }
+        var heldInAll = 0
+        for observer in observers {
+            observer.send("io.beacon.Resume", oneway: true)
+            let reply = try observer.receive()
+            let names = Self.names(reply)
+            heldInAll += names.count
+            // Kept: the posts from the first on, without a gap; lost: every one after the first lost.
+            #expect(names == (0..<names.count).map { "x.n\($0)" })
+            #expect(reply["overflow"]?.intValue == Int64(60 - names.count), "\(names.count) delivered")
+            #expect(reply["sequence"]?.intValue == first + Int64(names.count) - 1)
+            #expect(names.count < 26, "the observer's own limit of 256 KiB")
+        }
+        #expect(heldInAll > 0)
+        #expect(heldInAll * 10_000 <= 524_288, "the uid's budget covers what its observers hold")
+        // The budget was given back: every observer holds its share again.
+        for observer in observers { observer.send("io.beacon.Suspend", oneway: true) }
+        try waitUntil("four suspensions", within: .seconds(10)) {
+            try Self.streams(daemon).filter { $0["suspended"] == true }.count == 4
+        }
+        _ = try poster.parameters(
+            "io.beacon.Notifications.Post", ["name": "x.again", "userInfo": ["filler": .string(filler)]])
+        for observer in observers {
+            observer.send("io.beacon.Resume", oneway: true)
+            let reply = try observer.receive()
+            #expect(Self.names(reply) == ["x.again"])
+            #expect(reply["overflow"] == nil)
+        }
+    }
+
     @Test("Suspend and Resume nest; the object filter; suspended and active observers of the same names")
     func nestingAndObjects() throws {
         let daemon = try TestDaemon()

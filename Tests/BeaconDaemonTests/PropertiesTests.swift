@@ -44,6 +44,28 @@ struct PropertiesTests {
         #expect(unsetAgain.error == "io.beacon.Properties.KeyNotFound")
     }
 
+    @Test("a Set of the same members in another order is unchanged, as the IDL says")
+    func memberOrder() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        /// A Set whose value is sent byte for byte as `value`.
+        func set(_ value: String) throws -> VarlinkReply {
+            let call = #"{"method":"io.beacon.Properties.Set","parameters":{"key":"app.window","value":"# + value + "}}"
+            client.sendRaw(Array(call.utf8) + [0])
+            return try client.receive()
+        }
+        let first = try set(#"{"b":1,"a":2}"#)
+        #expect(first.error == nil)
+        for order in [#"{"a":2,"b":1}"#, #"{"b":1,"a":2}"#] {
+            let again = try set(order)
+            #expect(again["unchanged"] == true, "\(order)")
+            #expect(again["version"] == first["version"])
+        }
+        let changed = try set(#"{"a":2,"b":2}"#)
+        #expect(changed["unchanged"] == nil)
+        #expect((changed["version"]?.intValue ?? 0) > (first["version"]?.intValue ?? 0))
+    }
+
     @Test("repeated Gets follow every change of the key: value, version, ephemeral, origin, unset and set again")
     func repeatedGets() throws {
         let daemon = try TestDaemon()

@@ -273,6 +273,136 @@ struct SettingsTests {
         #expect(missing.error == "io.beacon.Properties.KeyNotFound")
     }
 
+    @Test("a lockdown file being written keeps its last complete reading while another file of the directory changes")
+    func halfWrittenLockdownFile() throws {
+        let setup = try SettingsSetup(lockdownFiles: ["45-half": "acc.half.num = 12345\nacc.half.other\n"])
+        let watcher = try setup.daemon.connect()
+        _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["acc.**"]], more: true)
+        let client = try setup.daemon.connect()
+        #expect(
+            try client.call("io.beacon.Properties.Set", ["key": "acc.half.other", "value": 1]).error
+                == "io.beacon.Properties.Locked")
+
+        // 45-half rewritten in place: its first half written, the file still open.
+        let path = setup.lockdown + "/45-half"
+        let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        try #require(descriptor >= 0)
+        var closed = false
+        defer { if !closed { close(descriptor) } }
+        func write(_ text: String) {
+            let bytes = Array(text.utf8)
+            #expect(bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) } == bytes.count)
+        }
+        write("acc.half.num = 67")
+        // Meanwhile another file changes: the reload it causes keeps 45-half's complete reading.
+        try SettingsFixtures.write("acc.other = 1\n", to: setup.lockdown + "/50-other")
+        let other = try watcher.receiveItems("changes", count: 1)
+        #expect(other.map { $0["key"] } == ["acc.other"])
+        let num = try client.parameters("io.beacon.Properties.Get", ["key": "acc.half.num"])["property"]
+        #expect(num?["value"] == 12345)
+        #expect(
+            try client.call("io.beacon.Properties.Set", ["key": "acc.half.other", "value": 1]).error
+                == "io.beacon.Properties.Locked")
+
+        // Finished and closed: now it is read.
+        write("890\nacc.half.other\n")
+        close(descriptor)
+        closed = true
+        let finished = try watcher.receiveItems("changes", count: 1)
+        #expect(finished.map { $0["key"] } == ["acc.half.num"])
+        #expect(finished.first?["value"] == 67890)
+        #expect(
+            try client.call("io.beacon.Properties.Set", ["key": "acc.half.other", "value": 1]).error
+                == "io.beacon.Properties.Locked")
+    }
+
+    @Test("a client that had caught up before a stop resyncs when the settings files changed meanwhile, not otherwise")
+    func changedWhileStopped() throws {
+        let setup = try SettingsSetup(schemaFiles: ["editor.json": SettingsFixtures.editorSchema])
+        var version = try setup.daemon.connect().set("app.editor.recent.a", "notes.txt")
+        func watch(since: Int64) throws -> VarlinkReply {
+            try setup.daemon.connect().call(
+                "io.beacon.Properties.Watch", ["patterns": ["app.**"], "since": .int(since)], more: true)
+        }
+        // Files unchanged across a restart: nothing to tell a caught-up client.
+        #expect(setup.daemon.terminate() == 0)
+        try setup.daemon.start()
+        let unchanged = try watch(since: version)
+        #expect(unchanged["resync"] == nil)
+        #expect(unchanged["changes"]?.elements.isEmpty == true)
+
+        // A default changed and a lockdown file added while the daemon was stopped.
+        #expect(setup.daemon.terminate() == 0)
+        try SettingsFixtures.write(
+            SettingsFixtures.editorSchema.replacingOccurrences(of: #""default": 12"#, with: #""default": 14"#),
+            to: setup.schemas + "/editor.json")
+        try SettingsFixtures.write("app.editor.theme = \"dark\"\n", to: setup.lockdown + "/10-site")
+        try setup.daemon.start()
+        let caughtUp = try watch(since: version)
+        #expect(caughtUp["resync"] == true)
+        let shown = Dictionary(
+            uniqueKeysWithValues: (caughtUp["changes"]?.elements ?? []).map { ($0["key"]?.stringValue ?? "", $0) })
+        #expect(shown["app.editor.font-size"]?["value"] == 14)
+        #expect(shown["app.editor.theme"]?["value"] == "dark")
+        #expect(shown["app.editor.recent.a"]?["value"] == "notes.txt")
+        #expect(try watch(since: version - 1)["resync"] == true)
+        // From the version after the restart on, the history holds again.
+        version = try #require(caughtUp["version"]?.intValue)
+        let after = try watch(since: version)
+        #expect(after["resync"] == nil)
+    }
+
+    @Test("the history of defaults that came and went is bounded by store.historyLimit, with a resync beyond it")
+    func boundedDefaultHistory() throws {
+        let setup = try SettingsSetup()
+        let daemon = try TestDaemon(arguments: setup.daemon.arguments + ["--store-history-limit", "20"])
+        let start = try daemon.connect().set("app.start", true)
+        // 60 keys registered with a default, each by a client that then leaves: a default comes and goes each time.
+        for index in 0..<60 {
+            let registrant = try daemon.connect()
+            _ = try registrant.parameters(
+                "io.beacon.Settings.Register",
+                ["schema": ["keys": ["app.registered.k\(index)": ["type": "integer", "default": .int(Int64(index))]]]])
+        }
+        // The last registrant's departure has been applied once its deletion is in a replay.
+        let last = try daemon.connect().set("app.end", true)
+        let recent = try daemon.connect().call(
+            "io.beacon.Properties.Watch", ["patterns": ["app.**"], "since": .int(last - 10)], more: true)
+        #expect(recent["resync"] == nil)
+        let old = try daemon.connect().call(
+            "io.beacon.Properties.Watch", ["patterns": ["app.**"], "since": .int(start)], more: true)
+        #expect(old["resync"] == true, "a replay from before 120 changes of defaults, with a history of 20")
+        #expect((old["changes"]?.elements.count ?? 0) < 10, "a resync lists what is, not 60 deletions")
+    }
+
+    @Test("a key held at its default by a lock shows the lock's change, version and origin, in every view")
+    func lockedAtDefaultViewsAgree() throws {
+        let setup = try SettingsSetup(schemaFiles: ["editor.json": SettingsFixtures.editorSchema])
+        let client = try setup.daemon.connect()
+        let stored = try client.set("app.editor.font-size", 14)
+        let watcher = try setup.daemon.connect()
+        _ = try watcher.call("io.beacon.Properties.Watch", ["patterns": ["app.editor.**"]], more: true)
+        try SettingsFixtures.write("app.editor.font-size\n", to: setup.lockdown + "/10-site")
+        let event = try #require(try watcher.receiveItems("changes", count: 1).first)
+        #expect(event["key"] == "app.editor.font-size")
+        #expect(event["value"] == 12)
+        let version = try #require(event["version"]?.intValue)
+        #expect(version > stored)
+        #expect(event["origin"]?["command"] == "beacond")
+
+        let got = try client.parameters("io.beacon.Properties.Get", ["key": "app.editor.font-size"])["property"]
+        let listed = try client.parameters("io.beacon.Properties.List", ["prefix": "app.editor"])["properties"]?
+            .elements.first { $0["key"] == "app.editor.font-size" }
+        let initial = try setup.daemon.connect().call(
+            "io.beacon.Properties.Watch", ["patterns": ["app.editor.**"], "initial": true], more: true)["changes"]?
+            .elements.first { $0["key"] == "app.editor.font-size" }
+        for (view, property) in [("Get", got), ("List", listed), ("Watch initial", initial)] {
+            #expect(property?["value"] == 12, "\(view)")
+            #expect(property?["version"]?.intValue == version, "\(view)")
+            #expect(property?["origin"]?["command"] == "beacond", "\(view)")
+        }
+    }
+
     @Test("Reset of a subtree skips locked keys; Dump then Load into an empty daemon gives the same List")
     func resetDumpLoad() throws {
         let setup = try SettingsSetup(

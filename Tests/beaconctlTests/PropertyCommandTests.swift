@@ -31,6 +31,38 @@ import Testing
         #expect(raw.stdout == "Ada\n")
     }
 
+    @Test func valuesThatStartLikeJSONMustBeJSONAndNegativeNumbersAreValues() throws {
+        let daemon = try TestDaemon()
+        let failures = [
+            ("{\"unterminated", "at the end of"), ("[1,2", "at the end of"), ("\"open", "at the end of"),
+            (" {\"a\":}", "at byte 7 of"),
+        ]
+        for (argument, place) in failures {
+            let set = try CLI.run(["set", "test.bad", argument], address: daemon.address)
+            #expect(set.status == 2, "\(argument): \(set.stderr)")
+            #expect(set.stderr.contains("VALUE starts like JSON but is not JSON"), "\(set.stderr)")
+            #expect(set.stderr.contains(place), "\(argument): \(set.stderr)")
+            let post = try CLI.run(["post", "test.bad", argument], address: daemon.address)
+            #expect(post.status == 2, "\(argument): \(post.stderr)")
+        }
+        #expect(try CLI.run(["get", "test.bad"], address: daemon.address).status == 1, "nothing was stored")
+
+        // --string stores any text as it is; a plain word is still a string without it.
+        #expect(try CLI.run(["set", "--string", "test.text", "{\"unterminated"], address: daemon.address).status == 0)
+        #expect(try CLI.run(["get", "test.text"], address: daemon.address).stdout == #""{\"unterminated""# + "\n")
+        #expect(try CLI.run(["set", "test.number", "42", "--string"], address: daemon.address).status == 0)
+        #expect(try CLI.run(["get", "test.number"], address: daemon.address).stdout == "\"42\"\n")
+
+        // A negative number is a value, before or after the options.
+        let negative = try CLI.run(["set", "test.offset", "-1.5"], address: daemon.address)
+        #expect(negative.status == 0, "\(negative.stderr)")
+        #expect(try CLI.run(["get", "test.offset"], address: daemon.address).stdout == "-1.5\n")
+        let withJSON = try CLI.run(["set", "test.offset", "-7", "--json"], address: daemon.address)
+        #expect(withJSON.status == 0, "\(withJSON.stderr)")
+        #expect(try withJSON.json()["version"]?.intValue != nil)
+        #expect(try CLI.run(["get", "test.offset"], address: daemon.address).stdout == "-7\n")
+    }
+
     @Test func jsonShapesOfGetSetAndUnset() throws {
         let daemon = try TestDaemon()
         let set = try CLI.run(["set", "user.name", "Ada", "--json"], address: daemon.address)

@@ -165,4 +165,25 @@ import Testing
         #expect(deletion["deleted"] == true)
         #expect(try CLI.run(["get", "app.lock"], address: daemon.address).status == 1)
     }
+
+    @Test func ephemeralSetSaysOnATerminalThatItHoldsTheKey() throws {
+        let daemon = try TestDaemon()
+        // On a pipe (as above): nothing on standard error. On a terminal (script(1) gives it one): one line.
+        let quiet = try CLIProcess(["set", "app.quiet", "1", "--ephemeral", "--json"], address: daemon.address)
+        _ = try quiet.nextLine()
+        quiet.signal(SIGTERM)
+        #expect(try quiet.finish().stderr.isEmpty)
+
+        let command = [try BuiltProducts.beaconctl(), "set", "--address", daemon.address, "app.held", "1", "--ephemeral"]
+        let terminal = try ChildProcess(
+            "/usr/bin/script", ["-q", "-e", "-c", command.joined(separator: " "), "/dev/null"],
+            environment: CLI.inheritedEnvironment, output: .capture)
+        let said = String(
+            decoding: terminal.readOutput(until: { String(decoding: $0, as: UTF8.self).contains("Ctrl-C") }),
+            as: UTF8.self)
+        #expect(said.contains("holding app.held as an ephemeral property until interrupted"), "\(said)")
+        #expect(try CLI.run(["get", "app.held"], address: daemon.address).stdout == "1\n")
+        terminal.signal(SIGTERM)
+        _ = terminal.wait(within: .seconds(20))
+    }
 }

@@ -46,10 +46,20 @@ public struct FleetConfiguration: Sendable {
     public var passwordFile: String?
     public var logLevel: String
 
+    /// Every key beacon-fleet reads, and so every flag it takes (`--fleet-endpoints` for `fleet.endpoints`).
+    public static let keys = [
+        "address", "log.level", "fleet.prefixes", "fleet.endpoints", "fleet.tls.caFile", "fleet.tls.certFile",
+        "fleet.tls.keyFile", "fleet.etcdPrefix", "fleet.leaseTtlSeconds", "fleet.requestTimeoutMs", "fleet.machine",
+        "fleet.user", "fleet.passwordFile",
+    ]
+
     /// Reads the configuration from flags, environment and file.
     public static func load(arguments: [String], environment: [String: String]) throws -> FleetConfiguration {
         let (reader, _) = try ConfigurationReader.load(arguments: arguments, environment: environment)
-        return try FleetConfiguration(reader: reader, environment: environment)
+        try reader.checkFlags(knownKeys: keys)
+        let configuration = try FleetConfiguration(reader: reader, environment: environment)
+        assert(reader.keysRead(notIn: keys).isEmpty, "keys missing from FleetConfiguration.keys")
+        return configuration
     }
 
     init(reader: ConfigurationReader, environment: [String: String]) throws {

@@ -1,13 +1,30 @@
 import BeaconClient
 import BeaconFleet
+import BeaconProtocol
 import Foundation
 import Logging
 
 // beacon-fleet: mirrors the subtrees named in fleet.prefixes between beacond and etcd (see Fleet/README.md).
+let arguments = CommandLine.arguments
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(
+        """
+        usage: beacon-fleet [--fleet-prefixes ROOT]... [--fleet-endpoints HOST:PORT,...] [--fleet-NAME VALUE]...
+
+        Mirrors the subtrees named in fleet.prefixes between the user's beacond and an etcd v3 cluster.
+        Configured by the fleet section of beacond's configuration file, BEACON_FLEET_* variables and
+        --fleet-* flags; see beacon-fleet(1).
+        """)
+    exit(0)
+}
+if arguments.contains("--version") {
+    print("beacon-fleet \(BeaconVersion.current)")
+    exit(0)
+}
 let environment = ProcessInfo.processInfo.environment
 let configuration: FleetConfiguration
 do {
-    configuration = try FleetConfiguration.load(arguments: CommandLine.arguments, environment: environment)
+    configuration = try FleetConfiguration.load(arguments: arguments, environment: environment)
 } catch {
     FileHandle.standardError.write(Data("beacon-fleet: \(error)\n".utf8))
     exit(2)
@@ -24,6 +41,8 @@ if !OneEventLoop.install() {
 }
 
 signal(SIGTERM, SIG_IGN)
+// A closed standard error (`beacon-fleet 2>&1 | head`) loses log lines; it does not end the process.
+signal(SIGPIPE, SIG_IGN)
 signal(SIGINT, SIG_IGN)
 let main = Task.detached {
     do {

@@ -27,6 +27,9 @@ struct FleetTests {
         #expect(change.origin?.machine == "kiosk-a")
         // The writer is this test process, on the other machine.
         #expect(change.origin?.pid == Int64(getpid()))
+        // beaconctl's text on kiosk-b names the machine before the pid, which is no process of kiosk-b.
+        let listed = try b.beaconctl(["list", "fleet"])
+        #expect(listed.contains(try Regex("kiosk-a:\\S+\\[\(getpid())\\] uid")), "\(listed)")
 
         // Concurrent writers of one key: both machines end with etcd's last value.
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -433,5 +436,24 @@ struct FleetTests {
         }
         clientA.close()
         clientB.close()
+    }
+
+    @Test("beacon-fleet: a misspelt flag is an error with a hint; --help and --version answer")
+    func flags() throws {
+        let path = try BuiltProducts.path("beacon-fleet", override: "BEACON_FLEET_PATH")
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": directory, "XDG_CONFIG_HOME": directory]
+        let misspelt = try ChildProcess(
+            path, ["--fleet-prefixs", "fleet"], environment: environment, error: .capture)
+        let message = String(decoding: misspelt.readError(), as: UTF8.self)
+        #expect(misspelt.wait() == 2)
+        #expect(message.contains("--fleet-prefixs: no such flag; did you mean --fleet-prefixes?"), "\(message)")
+        let version = try ChildProcess(path, ["--version"], environment: environment, output: .capture)
+        #expect(String(decoding: version.readOutput(), as: UTF8.self) == "beacon-fleet \(BeaconVersion.current)\n")
+        #expect(version.wait() == 0)
+        let help = try ChildProcess(path, ["--help"], environment: environment, output: .capture)
+        #expect(String(decoding: help.readOutput(), as: UTF8.self).hasPrefix("usage: beacon-fleet"))
+        #expect(help.wait() == 0)
     }
 }

@@ -8,12 +8,13 @@ extension BeaconBus {
     // MARK: Loading
 
     /// Reads the schema and lockdown directories again and applies what changed, with change events for every key
-    /// whose value, default or lock changed.
-    package func reloadSettingsFiles() {
+    /// whose value, default or lock changed. `changed`: only these files are read again (the settings watcher's
+    /// report), every other one keeps its last complete reading; `nil` reads them all.
+    package func reloadSettingsFiles(changed: Set<String>? = nil) {
         guard let settingsPaths else { return }
         fileSettings = SettingsLoader(
             paths: settingsPaths, keyLimits: limits.keyLimits, maxValueSize: limits.maxValueSize
-        ).load()
+        ).load(changed: changed, previous: fileSettings)
         rebuildSettings()
     }
 
@@ -64,7 +65,10 @@ extension BeaconBus {
                     origin: .daemon, flags: after.flags))
             changed += 1
         }
-        if changed > 0 { requestEndOfTick() }
+        if changed > 0 {
+            pruneOverlayVersions()
+            requestEndOfTick()
+        }
         // A reload that changed nothing (a file saved as it was, say) is not news.
         let news =
             changed > 0 || old.schemas.count != new.schemas.count || old.locks.count != new.locks.count
@@ -76,6 +80,17 @@ extension BeaconBus {
                 "schemas": "\(new.schemas.count)", "locks": "\(new.locks.count)", "changedKeys": "\(changed)",
                 "problems": "\(new.problems.count)",
             ])
+    }
+
+    /// Keeps the versions of the settings' changes within the store's history limit, as the store keeps its
+    /// deletions: beyond it the oldest go, and replays from before the newest of those resync. (Keys registered by
+    /// clients that come and go would otherwise leave one entry each, for ever.)
+    private func pruneOverlayVersions() {
+        let limit = table.historyLimit
+        guard overlayVersions.count > limit + max(1, limit / 10) else { return }
+        let oldest = overlayVersions.sorted { $0.value < $1.value }.prefix(overlayVersions.count - limit)
+        for (name, _) in oldest { overlayVersions[name] = nil }
+        if let floor = oldest.last?.value { table.raiseHistoryFloor(to: floor) }
     }
 
     /// Whether two effective states look the same to a client: value, default flag and whether locked.
@@ -179,12 +194,12 @@ extension BeaconBus {
             let name = event.key.rawValue
             let rule = settings.rule(for: name)
             let shown = settings.effective(stored: event.value, rule: rule)
-            var version = event.version
+            var (version, origin) = shownChange(name, version: event.version, origin: event.origin, shown: shown)
             if let since, let changed = overlayVersions[name], changed > since { version = max(version, changed) }
             seen[name] = result.count
             result.append(
                 ChangeEvent(
-                    key: event.key, value: shown.value, old: nil, version: version, origin: event.origin,
+                    key: event.key, value: shown.value, old: nil, version: version, origin: origin,
                     flags: shown.flags))
         }
         var extra: [String] = []
@@ -202,10 +217,11 @@ extension BeaconBus {
             let shown = settings.effective(stored: entry?.value, rule: settings.rule(for: name))
             // A since replay tells of a key whose default went away as a deletion; a snapshot leaves it out.
             if shown.value == nil && since == nil { continue }
+            // In a snapshot, as in Get, a key without a stored value has version 0; a replay tells of the change.
+            let version = since == nil ? 0 : overlayVersions[name] ?? 0
             result.append(
                 ChangeEvent(
-                    key: key, value: shown.value, old: nil, version: overlayVersions[name] ?? 0, origin: .daemon,
-                    flags: shown.flags))
+                    key: key, value: shown.value, old: nil, version: version, origin: .daemon, flags: shown.flags))
         }
         result.sort { $0.version < $1.version }
         return result
@@ -213,15 +229,31 @@ extension BeaconBus {
 
     // MARK: Reading
 
+    /// The version and origin of the change that `shown` shows: the stored change's (`version`, `origin`), unless the
+    /// settings show another value (the key's default under a lock, or a forced value). That one is the daemon's,
+    /// at the version the settings last changed the key, which is the version its change event carried; the stored
+    /// change's when they have not changed it since the start. Get, List, Watch's initial state and replays all show
+    /// this, so every view of a key agrees with its events.
+    func shownChange(
+        _ name: String, version: Int64, origin: Origin, shown: SettingsOverlay.Effective
+    ) -> (version: Int64, origin: Origin) {
+        guard shown.isDefault || (shown.lock >= 0 && settings.locks[Int(shown.lock)].forcedValue != nil) else {
+            return (version, origin)
+        }
+        return (max(version, overlayVersions[name] ?? 0), .daemon)
+    }
+
     /// Encodes the `Property` of a stored key as clients see it.
     func encodeStoredProperty(_ key: String, _ entry: PropertyTable.Entry, into buffer: inout [UInt8]) {
         let shown = settings.effective(stored: entry.value, rule: settings.rule(for: key))
+        let (version, origin) = shownChange(key, version: entry.version, origin: entry.origin, shown: shown)
         encodeProperty(
-            key, value: shown.value ?? entry.value, version: entry.version, modifiedUsec: entry.modifiedUsec,
-            ephemeral: entry.ephemeralOwner != nil, origin: entry.origin, shown: shown, into: &buffer)
+            key, value: shown.value ?? entry.value, version: version, modifiedUsec: entry.modifiedUsec,
+            ephemeral: entry.ephemeralOwner != nil, origin: origin, shown: shown, into: &buffer)
     }
 
-    /// Encodes the `Property` of a key that has a value only through the settings; false when it has none.
+    /// Encodes the `Property` of a key that has a value only through the settings, with version 0 (the key counts
+    /// as absent for ifVersion); false when it has none.
     func encodeUnstoredProperty(_ key: String, into buffer: inout [UInt8]) -> Bool {
         let shown = settings.effective(stored: nil, rule: settings.rule(for: key))
         guard let value = shown.value else { return false }

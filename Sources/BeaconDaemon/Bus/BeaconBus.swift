@@ -165,6 +165,7 @@ package final class BeaconBus: VarlinkService {
 
     package func attached(to server: VarlinkServerContext) {
         self.server = server
+        fanOut.budget = server.budget
     }
 
     package func connectionOpened(_ connection: VarlinkConnection) -> BusClient {

@@ -13,7 +13,9 @@ enum DeliveryPolicy: String {
     case deliverImmediately
 }
 
-/// Events kept for a suspended subscription, in the order they happened.
+/// Events kept for a suspended subscription, in the order they happened. Their bytes count against the uid's budget
+/// (``DaemonLimits/maxBytesPerUid``) as well as the subscription's own (``DaemonLimits/maxQueuedBytes``): each
+/// subscription keeps its own copies, so twenty suspended observers of one notification hold it twenty times.
 struct HeldEvents {
     /// Notifications: each one's sequence and JSON; `nil` where a later one of the same name and object replaced it.
     var notifications: [(sequence: Int64, json: [UInt8])?] = []
@@ -98,11 +100,23 @@ extension FanOut {
                 subscription.held.notifications[earlier] = nil
                 subscription.held.bytes -= replaced.json.count
                 subscription.held.count -= 1
+                releaseHeld(replaced.json.count, of: subscription)
+            }
+            guard chargeHeld(json.count, to: subscription) else {
+                // The uid's budget is spent: this one is lost, and counted.
+                subscription.held.latestNotification[identity] = nil
+                subscription.overflow += 1
+                return
             }
             subscription.held.latestNotification[identity] = subscription.held.notifications.count
             append(event.sequence, json, to: subscription)
         case .hold:
-            guard subscription.held.bytes + json.count <= limits.maxQueuedBytes else {
+            // Once a hold has lost an event, it keeps nothing more until delivery resumes: what it delivers then is
+            // every event up to the first one lost, and overflow counts all that followed, so the gap is exactly
+            // after the last one delivered.
+            guard subscription.overflow == 0, subscription.held.bytes + json.count <= limits.maxQueuedBytes,
+                chargeHeld(json.count, to: subscription)
+            else {
                 subscription.overflow += 1
                 return
             }
@@ -110,6 +124,24 @@ extension FanOut {
         }
     }
 
+    /// Charges `bytes` that `subscription` is about to keep to its uid's budget; false when the budget cannot take
+    /// them (the caller then keeps nothing).
+    private func chargeHeld(_ bytes: Int, to subscription: Subscription) -> Bool {
+        guard let budget else { return true }
+        guard budget.charge(bytes, to: subscription.client.connection.credentials.uid) else { return false }
+        // Given back with the rest of the client's charges when its stream ends.
+        subscription.client.chargedBytes += bytes
+        return true
+    }
+
+    /// Gives back to the uid's budget `bytes` that `subscription` no longer keeps.
+    private func releaseHeld(_ bytes: Int, of subscription: Subscription) {
+        guard let budget, bytes > 0 else { return }
+        budget.release(bytes, of: subscription.client.connection.credentials.uid)
+        subscription.client.chargedBytes -= bytes
+    }
+
+    /// Keeps a notification (coalesce, hold) whose bytes are charged already, or charges them (coalesce).
     private func append(_ sequence: Int64, _ json: [UInt8], to subscription: Subscription) {
         subscription.held.notifications.append((sequence, json))
         subscription.held.bytes += json.count
@@ -129,7 +161,10 @@ extension FanOut {
             }
         case .hold:
             let size = change.key.rawValue.utf8.count + (change.value?.count ?? 0) + 64
-            guard subscription.held.bytes + size <= limits.maxQueuedBytes else {
+            // As for notifications: after the first change lost, none is kept until delivery resumes.
+            guard subscription.overflow == 0, subscription.held.bytes + size <= limits.maxQueuedBytes,
+                chargeHeld(size, to: subscription)
+            else {
                 subscription.overflow += 1
                 return
             }
@@ -144,6 +179,7 @@ extension FanOut {
         let kept = subscription.held.notifications.compactMap { $0 }
         subscription.held.notifications.removeAll()
         subscription.held.latestNotification.removeAll()
+        releaseHeld(subscription.held.bytes, of: subscription)
         subscription.held.bytes = 0
         subscription.held.count = 0
         return kept
@@ -157,6 +193,7 @@ extension FanOut {
             var changes = subscription.held.changes
             changes.append(contentsOf: subscription.held.latestChange.values)
             changes.sort { $0.version < $1.version }
+            releaseHeld(subscription.held.bytes, of: subscription)
             subscription.held = HeldEvents(dropped: subscription.held.dropped)
             let connection = subscription.client.connection
             if !connection.isWritable || !subscription.backlog.isEmpty {

@@ -34,6 +34,9 @@ final class FanOut {
     /// Where ``publish()`` encodes a selection before copying it into its shared buffer: kept from tick to tick (up
     /// to 1 MiB), so that a burst's batches are not grown again by doubling at every tick.
     private var scratch: [UInt8] = []
+    /// The memory held for each uid (``DaemonLimits/maxBytesPerUid``), which the events kept for its suspended
+    /// subscriptions count against; `nil` before the server attaches (in-process tests without one).
+    var budget: VarlinkUidBudget?
     /// Whether the session is active, as the lifecycle bridge last said (active until it says otherwise).
     var sessionActive = true
     /// The subscriptions suspended while the session is not active.

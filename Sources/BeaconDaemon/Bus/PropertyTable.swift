@@ -172,9 +172,19 @@ final class PropertyTable {
         committed()
     }
 
-    /// Every `since` from before now resyncs: what the settings files say changed while the daemon was stopped.
+    /// Every `since` up to the current version resyncs: what the settings files say changed while the daemon was
+    /// stopped. The change gets a version of its own, above every version a client may hold, and the history
+    /// starts there, so that a client that had caught up (`since` = the version before the stop) resyncs too.
     func forgetHistory() {
-        historyFloor = version
+        historyFloor = nextVersion()
+        writer.record(.setMeta(name: "historyFloor", value: historyFloor))
+    }
+
+    /// Replays from before `floor` resync: the history that answered them (the settings' part of it) was let go.
+    func raiseHistoryFloor(to floor: Int64) {
+        guard floor > historyFloor else { return }
+        if undoCounters == nil { undoCounters = (version, versionCeiling, historyFloor) }
+        historyFloor = floor
         writer.record(.setMeta(name: "historyFloor", value: historyFloor))
     }
 

@@ -44,13 +44,28 @@ public struct DaemonConfiguration: Sendable {
         address.hasPrefix("unix:") ? String(address.dropFirst(5)) : nil
     }
 
+    /// Every key beacond reads, and so every flag it takes (`--limits-max-value-size` for `limits.maxValueSize`).
+    /// The `bridge` section is read from the file only.
+    public static let keys = [
+        "address", "store.path", "store.synchronous", "store.historyLimit", "access.allowedUids", "log.level",
+        "fleet.prefixes", "fleet.requestTimeoutMs", "limits.maxMessageSize", "limits.maxJsonDepth",
+        "limits.maxKeyLength", "limits.maxKeyDepth", "limits.maxValueSize", "limits.maxPatterns",
+        "limits.maxQueuedBytes", "limits.maxConnectionsPerUid", "limits.maxBytesPerUid", "limits.frameTimeoutMs",
+        "limits.slowSubscriber", "lifecycle.enabled", "lifecycle.sessionId", "lifecycle.sleepInhibitor",
+        "lifecycle.sleepTimeoutMs", "lifecycle.reconnectMs", "settings.schemaDirs", "settings.lockdownDir",
+        "settings.watch",
+    ]
+
     /// Reads the configuration from flags, environment and file.
     public static func load(
         arguments: [String] = CommandLine.arguments,
         environment: [String: String] = POSIX.environment()
     ) async throws -> DaemonConfiguration {
         let (reader, file) = try ConfigurationReader.load(arguments: arguments, environment: environment)
-        return try DaemonConfiguration(reader: reader, environment: environment, file: file)
+        try reader.checkFlags(knownKeys: keys)
+        let configuration = try DaemonConfiguration(reader: reader, environment: environment, file: file)
+        assert(reader.keysRead(notIn: keys).isEmpty, "keys missing from DaemonConfiguration.keys")
+        return configuration
     }
 
     init(reader: ConfigurationReader, environment: [String: String], file: ConfigurationFile?) throws {

@@ -101,8 +101,11 @@ public final class BeaconDaemonService: Service, Sendable {
             settings.watch
             ? await SettingsWatcher.start(
                 directories: settings.schemaDirectories + [settings.lockdownDirectory], on: eventLoop, logger: logger
-            ) {
-                server.withServiceOnLoop { $0.reloadSettingsFiles() }
+            ) { change in
+                switch change {
+                case .all: server.withServiceOnLoop { $0.reloadSettingsFiles() }
+                case .files(let paths): server.withServiceOnLoop { $0.reloadSettingsFiles(changed: paths) }
+                }
             } : nil
         if settingsWatcher != nil { try? await server.withService { $0.reloadSettingsFiles() } }
         logger.info(

@@ -10,12 +10,22 @@ import NIOCore
 #endif
 
 /// Follows the schema and lockdown directories with inotify, on the event loop, and calls `changed` once a change is
-/// complete.
+/// complete, with the files it concerns.
 ///
-/// A file counts as changed when it is closed after writing, renamed or deleted, not at every write: a reload never
-/// reads a half-written file. A directory that does not exist yet is noticed when it appears: its nearest existing
-/// parent is watched for it. No timer runs while nothing changes.
+/// A file counts as changed when it is closed after writing, renamed or deleted, not at every write, and a reload
+/// reads only the files that changed so (``SettingsLoader/load(changed:previous:)``): a file being written while
+/// another one changes keeps its last complete reading. A directory that does not exist yet is noticed when it
+/// appears: its nearest existing parent is watched for it, and its appearance reads it whole. No timer runs while
+/// nothing changes.
 final class SettingsWatcher {
+    /// What a reload must read again.
+    enum Change: Sendable, Equatable {
+        /// These files (full paths), each complete: written and closed, renamed, deleted or with new attributes.
+        case files(Set<String>)
+        /// Every file: a directory came, went or moved.
+        case all
+    }
+
     fileprivate static let fileEvents: UInt32 =
         UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_DELETE)
         | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_CREATE) | UInt32(IN_ATTRIB)
@@ -34,7 +44,8 @@ final class SettingsWatcher {
 
     /// Starts watching `directories` on `eventLoop`; `nil` (logged) when inotify cannot be used.
     static func start(
-        directories: [String], on eventLoop: EpollEventLoop, logger: Logger, changed: @escaping @Sendable () -> Void
+        directories: [String], on eventLoop: EpollEventLoop, logger: Logger,
+        changed: @escaping @Sendable (Change) -> Void
     ) async -> SettingsWatcher? {
         let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard descriptor >= 0 else {
@@ -75,6 +86,8 @@ final class SettingsWatcher {
         /// For each watch of a missing directory's nearest parent, the names in it that lead to a missing
         /// directory; a watch of a directory itself is not in here (all of its events matter).
         private var awaitedNames: [Int32: Set<String>] = [:]
+        /// The directory of each watch of a directory itself.
+        private var directoryOf: [Int32: String] = [:]
 
         init(descriptor: Int32, directories: [String]) {
             self.descriptor = descriptor
@@ -86,6 +99,7 @@ final class SettingsWatcher {
         func add() {
             var awaited: [Int32: Set<String>] = [:]
             var targets: Set<Int32> = []
+            directoryOf = [:]
             for directory in directories {
                 var path = directory
                 var mask = SettingsWatcher.fileEvents
@@ -94,6 +108,7 @@ final class SettingsWatcher {
                     if watch >= 0 {
                         if path == directory {
                             targets.insert(watch)
+                            directoryOf[watch] = directory
                         } else {
                             // The next component below `path` on the way to `directory`.
                             let rest = directory.dropFirst(path == "/" ? 1 : path.count + 1)
@@ -122,18 +137,29 @@ final class SettingsWatcher {
             guard let names = awaitedNames[watch] else { return true }
             return names.contains(name)
         }
+
+        /// The path of the file `name` in the directory that `watch` watches itself; `nil` for a parent's watch.
+        func path(watch: Int32, name: String) -> String? {
+            guard !name.isEmpty, let directory = directoryOf[watch] else { return nil }
+            return directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        }
     }
 
     /// Reads the events and calls `changed` once they settle.
     private final class Handler {
         private let eventLoop: EventLoop
         let watches: Watches
-        private let changed: @Sendable () -> Void
+        private let changed: @Sendable (Change) -> Void
         private var scheduled: Scheduled<Void>?
+        /// What changed since the last report.
+        private var pending: Change = .files([])
         /// The descriptor is closed: no more watches are added to it and no change is reported.
         private var stopped = false
 
-        init(eventLoop: EventLoop, descriptor: Int32, directories: [String], changed: @escaping @Sendable () -> Void) {
+        init(
+            eventLoop: EventLoop, descriptor: Int32, directories: [String],
+            changed: @escaping @Sendable (Change) -> Void
+        ) {
             self.eventLoop = eventLoop
             self.watches = Watches(descriptor: descriptor, directories: directories)
             self.changed = changed
@@ -161,13 +187,26 @@ final class SettingsWatcher {
                 // A new file is read once it is closed after writing; a new directory at once.
                 if mask & UInt32(IN_CREATE) != 0 && mask & UInt32(IN_ISDIR) == 0 { continue }
                 let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
-                if watches.matters(watch: watch, name: name) { relevant = true }
+                guard watches.matters(watch: watch, name: name) else { continue }
+                relevant = true
+                // A file of a watched directory; anything else (a directory, the directory itself, a parent on the
+                // way to a missing one, a lost event) reads everything again.
+                if mask & UInt32(IN_ISDIR) == 0, mask & UInt32(IN_Q_OVERFLOW) == 0,
+                    let path = watches.path(watch: watch, name: name), case .files(var paths) = pending
+                {
+                    paths.insert(path)
+                    pending = .files(paths)
+                } else {
+                    pending = .all
+                }
             }
             guard relevant, scheduled == nil, !stopped else { return }
             scheduled = eventLoop.assumeIsolated().scheduleTask(in: SettingsWatcher.settleTime) { [self] in
                 scheduled = nil
+                let change = pending
+                pending = .files([])
                 watches.add()
-                changed()
+                changed(change)
             }
         }
     }

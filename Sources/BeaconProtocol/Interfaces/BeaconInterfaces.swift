@@ -12,8 +12,10 @@ public enum BeaconInterfaces {
         # Delivery policies. A Watch or an Observe may say, in whileSuspended, what happens to its events
         # while its delivery is suspended: "drop" (lost; counted in Clients), "coalesce" (the latest of each
         # notification name and object, or of each key, kept, where for a key the latest value wins and old
-        # keeps the earliest old value), "hold" (all kept, in order, within limits.maxQueuedBytes; the
-        # events beyond it are lost and counted in the next reply's overflow; the default) or
+        # keeps the earliest old value), "hold" (all kept, in order, within limits.maxQueuedBytes of the
+        # stream and limits.maxBytesPerUid of its uid, which every stream's kept events count against;
+        # from the first event that does not fit on, none is kept until delivery resumes, so the reply
+        # then carries every event up to the gap and overflow counts those after it; the default) or
         # "deliverImmediately" (never suspended). Delivery is suspended while Suspend calls of the
         # connection are pending and, for a stream started with suspendWhileInactive true, while the session
         # is not active (lifecycle.state is not "active"). When it resumes, what was kept arrives at once in
@@ -76,7 +78,9 @@ public enum BeaconInterfaces {
         # Schemas (see io.beacon.Settings) give keys a type and a default, and lockdown files lock keys.
         # Every reply shows a key as clients see it: a key with no stored value but a default has that
         # value, with default true and version 0; a locked key shows the value its lock forces, else its
-        # default, else its stored value, with locked naming the lockdown file. A Set of a value the
+        # default, else its stored value, with locked naming the lockdown file. A stored key that a lock
+        # shows at another value (forced, or its default) shows the version and origin (the daemon) of the
+        # change event that the lock made, in Get, List and Watch alike. A Set of a value the
         # key's schema refuses fails with TypeMismatch, and a Set or Unset of a locked key with Locked.
         # ifVersion always compares with the stored value's version: a key that has only a default
         # counts as absent (0).
@@ -160,9 +164,11 @@ public enum BeaconInterfaces {
         # ephemeral, default false, ties the property to this connection: when the connection closes, the
         # property is deleted, with a change event. A persistent Set is answered only after the value has
         # been committed to the store.
-        # A Set of the value the key already stores (the same compact JSON text, so an object's members
-        # in the same order, with the same ephemeral owner) changes nothing: no new version, no change
-        # event. Its reply then carries the stored version and unchanged true.
+        # A Set of the value the key already stores, with the same ephemeral owner, changes nothing: no
+        # new version, no change event. Its reply then carries the stored version and unchanged true.
+        # Values are compared as the daemon stores them, as compact JSON text with an object's members
+        # sorted by name: the order in which a client sends the members does not count, and replies and
+        # events list them sorted.
         method Set(key: string, value: object, ifVersion: ?int, ephemeral: ?bool) -> (
             version: int,
             unchanged: ?bool

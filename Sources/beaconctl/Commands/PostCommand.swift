@@ -7,8 +7,9 @@ struct PostCommand: ParsableCommand {
         commandName: "post",
         abstract: "Post a notification to the current observers.",
         discussion: """
-            USERINFO is read as JSON when it parses as JSON, else sent as a plain string. Prints nothing; with \
-            --json prints {"sequence":N}, the notification's sequence number.
+            USERINFO is read as JSON when it parses as JSON, else sent as a plain string; text that starts \
+            like JSON ({, [ or ") but does not parse is an error (status 2), unless --string sends it as text. \
+            Prints nothing; with --json prints {"sequence":N}, the notification's sequence number.
             """
     )
 
@@ -26,9 +27,12 @@ struct PostCommand: ParsableCommand {
     @Flag(help: "Reach observers whose delivery is suspended at once, after what they held.")
     var deliverImmediately = false
 
+    @Flag(help: "Send USERINFO as a string, as it is, even when it is (or starts like) JSON.")
+    var string = false
+
     func run() throws {
         var parameters: [String: JSONValue] = ["name": .string(name)]
-        if let userInfo { parameters["userInfo"] = JSONText.valueOrString(userInfo) }
+        if let userInfo { parameters["userInfo"] = try JSONText.value(userInfo, what: "USERINFO", string: string) }
         if let object { parameters["object"] = .string(object) }
         if deliverImmediately { parameters["deliverImmediately"] = true }
         let reply = try options.daemon().call("io.beacon.Notifications.Post", parameters)

@@ -30,7 +30,7 @@ struct WaitCommand: ParsableCommand {
         var expected: JSONValue?
         if let equals = target.firstIndex(of: "=") {
             name = String(target[..<equals])
-            expected = JSONText.valueOrString(String(target[target.index(after: equals)...]))
+            expected = try JSONText.value(String(target[target.index(after: equals)...]), what: "the =VALUE")
         } else {
             name = target
         }

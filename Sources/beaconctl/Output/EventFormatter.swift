@@ -57,11 +57,13 @@ struct EventFormatter {
         return "  " + terminal.paint("by " + EventFormatter.originText(origin), .dim)
     }
 
-    /// `command[pid] uid N`, or `pid N uid N` when the command is unknown.
+    /// `command[pid] uid N`, or `pid N uid N` when the command is unknown; a change made on another machine (a
+    /// fleet key) has the machine first, `kiosk-2:command[pid] uid N`, since its pid is no process of this one.
     static func originText(_ origin: JSONValue) -> String {
         let pid = origin["pid"].map { JSONText.compact($0) } ?? "?"
         let uid = origin["uid"].map { JSONText.compact($0) } ?? "?"
-        if let command = origin["command"]?.stringValue { return "\(command)[\(pid)] uid \(uid)" }
-        return "pid \(pid) uid \(uid)"
+        let machine = origin["machine"]?.stringValue.map { $0 + ":" } ?? ""
+        if let command = origin["command"]?.stringValue { return "\(machine)\(command)[\(pid)] uid \(uid)" }
+        return "\(machine)pid \(pid) uid \(uid)"
     }
 }

@@ -63,8 +63,27 @@ enum JSONText {
         bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * level))
     }
 
-    /// Parses a command-line argument as JSON; text that is not JSON becomes a JSON string.
-    static func valueOrString(_ argument: String) -> JSONValue {
-        (try? JSONValue(parsing: argument)) ?? .string(argument)
+    /// Parses a command-line argument as JSON; a plain word that is not JSON becomes a JSON string. Text that
+    /// starts like JSON's object, array or string (`{`, `[`, `"`) but does not parse is a usage error naming where
+    /// it fails: `'{"unterminated'` stored as a string would hide the mistake. `string`: take the text as it is.
+    static func value(_ argument: String, what: String = "VALUE", string: Bool = false) throws -> JSONValue {
+        if string { return .string(argument) }
+        do {
+            return try JSONValue(parsing: argument)
+        } catch {
+            guard let first = argument.utf8.first(where: { !Self.isJSONWhitespace($0) }),
+                first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
+            else { return .string(argument) }
+            throw CommandFailure(
+                .usage,
+                "\(what) starts like JSON but is not JSON: \(error.reason) "
+                    + (error.offset < argument.utf8.count ? "at byte \(error.offset + 1) of " : "at the end of ")
+                    + "\(JSONText.compact(.string(argument))) (quote it for the shell; --string stores text as it is)")
+        }
+    }
+
+    private static func isJSONWhitespace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n")
+            || byte == UInt8(ascii: "\r")
     }
 }

@@ -1,7 +1,7 @@
-// beacon-bus-bench: the bus anchors' measurements (../shared/anchors/bus), run against beacond.
+// beacon-bus-bench: the measurements of the bus peers (Benchmarks/Peers), run against beacond.
 //
 // Clients are plain blocking POSIX Unix sockets in forked processes, so that the daemon is what is measured.
-// Every figure is printed as `RESULT|beacond|test|unit|value`, the format the anchors' table.py aggregates.
+// Every figure is printed as `RESULT|beacond|test|unit|value`, the format Benchmarks/Peers/table.py aggregates.
 //
 //   beacon-bus-bench SOCKET get N                  Set once, then N synchronous Get round trips (p50/p99)
 //   beacon-bus-bench SOCKET notify NSUB N WINDOW   NSUB Observe processes, one publisher posting N oneway
