@@ -174,7 +174,9 @@ import Testing
         quiet.signal(SIGTERM)
         #expect(try quiet.finish().stderr.isEmpty)
 
-        let command = [try BuiltProducts.beaconctl(), "set", "--address", daemon.address, "app.held", "1", "--ephemeral"]
+        let command = [
+            try BuiltProducts.beaconctl(), "set", "--address", daemon.address, "app.held", "1", "--ephemeral",
+        ]
         let terminal = try ChildProcess(
             "/usr/bin/script", ["-q", "-e", "-c", command.joined(separator: " "), "/dev/null"],
             environment: CLI.inheritedEnvironment, output: .capture)
