@@ -123,6 +123,8 @@ install-user: apt-deps
 		install -d -m 0755 $(BINDIR) $(UNITDIR) && install -m 0755 "$$bin/beacond" "$$bin/beaconctl" $(BINDIR)/
 	install -m 0644 systemd/beacon.service systemd/beacon.socket $(UNITDIR)/
 	install -d -m 0700 $(HOME)/.local/state/beacon
+	install -d -m 0755 $(HOME)/.local/share/beacon
+	install -m 0644 config/bridge.json $(HOME)/.local/share/beacon/bridge.json
 	if command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1; then \
 		systemctl --user daemon-reload; systemctl --user try-restart beacon.service; fi
 	@echo "Enable with: systemctl --user enable --now beacon.socket"

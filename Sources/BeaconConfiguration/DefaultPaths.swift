@@ -33,19 +33,25 @@ public enum DefaultPaths {
     /// `$XDG_DATA_HOME/beacon/schemas` (else `~/.local/share/beacon/schemas`), then `beacon/schemas` in each of
     /// `$XDG_DATA_DIRS` (else `/usr/local/share` and `/usr/share`).
     public static func schemaDirectories(environment: [String: String]) -> [String] {
-        var directories: [String] = []
+        dataFiles("beacon/schemas", environment: environment)
+    }
+
+    /// `name` in `$XDG_DATA_HOME` (else `~/.local/share`), then in each of `$XDG_DATA_DIRS` (else `/usr/local/share`
+    /// and `/usr/share`): strongest first.
+    public static func dataFiles(_ name: String, environment: [String: String]) -> [String] {
+        var paths: [String] = []
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-            directories.append(data + "/beacon/schemas")
+            paths.append(data + "/" + name)
         } else {
-            directories.append(home(environment) + "/.local/share/beacon/schemas")
+            paths.append(home(environment) + "/.local/share/" + name)
         }
         let shared = environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
         for directory in shared.split(separator: ":") where directory.hasPrefix("/") {
             var directory = String(directory)
             while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
-            directories.append(directory + "/beacon/schemas")
+            paths.append(directory + "/" + name)
         }
-        return directories
+        return paths
     }
 
     private static func home(_ environment: [String: String]) -> String {

@@ -150,7 +150,9 @@ struct PropertiesTests {
 
     @Test(
         "reserved prefixes are read-only",
-        arguments: ["lifecycle.state", "session.active", "system.sleeping", "daemon.x"])
+        arguments: [
+            "lifecycle.state", "session.active", "system.sleeping", "desktop.appearance.colorScheme", "daemon.x",
+        ])
     func readOnly(key: String) throws {
         let daemon = try TestDaemon()
         let client = try daemon.connect()

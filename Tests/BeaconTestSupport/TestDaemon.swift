@@ -58,6 +58,8 @@ public final class TestDaemon: @unchecked Sendable {
         variables["XDG_STATE_HOME"] = directory + "/state"
         variables["XDG_CONFIG_HOME"] = directory + "/config"
         variables["HOME"] = directory
+        // Nothing installed on the machine (a bridge file in /usr/share/beacon, schemas) reaches a test's daemon.
+        variables["XDG_DATA_DIRS"] = directory + "/data"
         variables["NOTIFY_SOCKET"] = notify.path
         variables["BEACON_LOG_LEVEL"] = "debug"
         // No system bus: the lifecycle bridge stays off and the daemon says so.

@@ -81,11 +81,38 @@ extension BeaconBus {
             lifecycle.dbusBuses[bus.description] = state.description
             logger.info("D-Bus bridge", metadata: ["bus": "\(bus)", "state": "\(state)"])
         case .property(let key, let value):
-            setSystemProperty(key, value.map(Self.json))
+            let transform = bridgeTransforms[.property(key)]
+            let shown = value.map { transform?.apply(Self.json($0)) ?? Self.json($0) }
+            setSystemProperty(key, shown)
+            if let transform, let quietMs = transform.quietMs { armQuietTimer(key, after: quietMs, transform, shown) }
         case .notification(let name, let arguments):
-            var userInfo: [String: JSONValue] = ["arguments": .array(arguments.map(Self.json))]
-            if arguments.count == 1 { userInfo["value"] = Self.json(arguments[0]) }
+            let transform = bridgeTransforms[.notification(name)]
+            let values = arguments.map { transform?.apply(Self.json($0)) ?? Self.json($0) }
+            var userInfo: [String: JSONValue]
+            if let names = transform?.names, !names.isEmpty {
+                userInfo = [:]
+                for (name, value) in zip(names, values) { userInfo[name] = value }
+            } else {
+                userInfo = ["arguments": .array(values)]
+                if values.count == 1 { userInfo["value"] = values[0] }
+            }
             postSystemNotification(name, userInfo: .object(userInfo))
+        }
+    }
+
+    /// A property fed by a signal returns to its `quietValue` once no signal came for `milliseconds`: the timer runs
+    /// only while the property shows another value (an idle daemon has none).
+    private func armQuietTimer(
+        _ key: String, after milliseconds: Int, _ transform: BridgeTransform, _ shown: JSONValue?
+    ) {
+        bridgeQuietTimers.removeValue(forKey: key)?.cancel()
+        guard let shown, shown != transform.quietValue, let server else { return }
+        bridgeQuietTimers[key] = server.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(milliseconds)))
+        {
+            [self] in
+            bridgeQuietTimers[key] = nil
+            setSystemProperty(key, transform.quietValue)
+            requestEndOfTick()
         }
     }
 

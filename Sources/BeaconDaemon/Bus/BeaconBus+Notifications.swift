@@ -10,7 +10,8 @@ extension BeaconBus {
             throw BusError.invalidName(name, reason: error.reason)
         }
         guard !Self.isReserved(name) else {
-            throw BusError.invalidName(name, reason: "names below lifecycle, session, system and daemon are reserved")
+            throw BusError.invalidName(
+                name, reason: "names below lifecycle, session, system, desktop and daemon are reserved")
         }
         var bytes: [UInt8] = []
         swap(&bytes, &fanOut.tickNotificationBytes)

@@ -1,4 +1,5 @@
 import BeaconProtocol
+import BeaconSystemd
 import Logging
 import NIOCore
 
@@ -12,7 +13,7 @@ import NIOCore
 /// durable. When the commit fails, the tick is undone: nothing is published, and every call of the tick is answered
 /// with `io.beacon.StoreFailed`.
 package final class BeaconBus: VarlinkService {
-    static let reservedPrefixes: [String] = ["lifecycle", "session", "system", "daemon"]
+    static let reservedPrefixes: [String] = ["lifecycle", "session", "system", "desktop", "daemon"]
 
     package let interfaceDescriptions: [(name: String, description: String)] = BeaconInterfaces.all
 
@@ -65,6 +66,10 @@ package final class BeaconBus: VarlinkService {
     @exclusivity(unchecked) private(set) var settingsEpoch: UInt32 = SettingsOverlay.empty.epoch
     /// Whether any schema or lock is in force: what the hot paths check, without touching ``settings``.
     @exclusivity(unchecked) private(set) var hasSettings = false
+    /// What the daemon makes of the declarative bridge's values, by target (``BridgeTransform``).
+    var bridgeTransforms: [DBusMapping.Target: BridgeTransform] = [:]
+    /// The timers that return a quiet bridged property to its `quietValue`, by key; armed only after a signal.
+    var bridgeQuietTimers: [String: Scheduled<Void>] = [:]
     /// The version of the last change of each key that the settings made, for `since` replays.
     var overlayVersions: [String: Int64] = [:]
     /// Subtrees whose writes a client decides (io.beacon.Providers).

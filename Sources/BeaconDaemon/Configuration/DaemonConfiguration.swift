@@ -26,8 +26,11 @@ public struct DaemonConfiguration: Sendable {
     public var lifecycle: LifecycleSettings
     /// Schemas and lockdown files.
     public var settings: SettingsPaths
-    /// The declarative D-Bus bridge (the configuration file's `bridge` section); read at start-up only.
+    /// The declarative D-Bus bridge (`beacon/bridge.json` in the data directories, then the configuration file's
+    /// `bridge` section); read at start-up only.
     public var bridge: [DBusMapping]
+    /// What the daemon makes of the bridged values (an entry's `map`, `names`, `quietMs`...), by target.
+    var bridgeTransforms: [DBusMapping.Target: BridgeTransform] = [:]
     /// `fleet.prefixes`: the roots of the subtrees beacon-fleet mirrors to etcd (`fleet` for `fleet.**`). Until
     /// a provider registers them, their writes fail with `io.beacon.Providers.ProviderUnavailable` instead of
     /// being stored here only. Read at start-up only.
@@ -107,11 +110,9 @@ public struct DaemonConfiguration: Sendable {
         }
         fleetRequestTimeoutMs = try reader.positiveInt(forKey: "fleet.requestTimeoutMs", default: 5000)
         settings = try SettingsPaths(reader: reader, environment: environment)
-        if let file {
-            bridge = try BridgeSettings.mappings(fromDocument: file.document, limits: limits.keyLimits)
-        } else {
-            bridge = []
-        }
+        let bridge = try BridgeSettings.load(file: file, environment: environment, limits: limits.keyLimits)
+        self.bridge = bridge.mappings
+        bridgeTransforms = bridge.transforms
     }
 
     static func limits(_ reader: ConfigurationReader) throws -> DaemonLimits {

@@ -91,6 +91,8 @@ public final class BeaconDaemonService: Service, Sendable {
             try? await server.outputWritten(within: Self.queuedClientHeadStart).get()
         }
         let bridges = DaemonBridges(configuration: configuration, logger: logger)
+        let transforms = configuration.bridgeTransforms
+        try? await server.withService { $0.bridgeTransforms = transforms }
         let sleepTimeout = configuration.lifecycle.sleepTimeout
         try? await server.withService { $0.attachLifecycle(bridges.logind, sleepTimeout: sleepTimeout) }
         // The settings directories are followed before READY: a client that writes a lockdown file once the

@@ -72,7 +72,7 @@ public enum BeaconInterfaces {
         # Every change (set or deletion) takes the next number of one daemon-wide version counter, so
         # versions order all changes of all keys.
         #
-        # Keys below lifecycle, session, system and daemon are reserved: clients can read and watch them,
+        # Keys below lifecycle, session, system, desktop and daemon are reserved: clients can read and watch them,
         # but Set and Unset fail with ReadOnly.
         #
         # Schemas (see io.beacon.Settings) give keys a type and a default, and lockdown files lock keys.
@@ -223,7 +223,7 @@ public enum BeaconInterfaces {
         # ifVersion did not match: actual is the key's current version, 0 when the key does not exist.
         error VersionMismatch (key: string, expected: int, actual: int)
 
-        # The key lies below a reserved prefix (lifecycle, session, system, daemon).
+        # The key lies below a reserved prefix (lifecycle, session, system, desktop, daemon).
         error ReadOnly (key: string)
 
         # The key is not a valid key path, or is longer or deeper than the configured limits.
@@ -250,7 +250,7 @@ public enum BeaconInterfaces {
         # Notification names follow the key syntax of io.beacon.Properties ("app.document.saved"), and
         # Observe takes the same patterns. A notification reaches the observers connected when it is posted,
         # at most once, in the order each sender posted. Nothing is stored: state that a late observer
-        # needs belongs in a property. Names below lifecycle, session, system and daemon are posted by the
+        # needs belongs in a property. Names below lifecycle, session, system, desktop and daemon are posted by the
         # daemon only.
         interface io.beacon.Notifications
 
@@ -397,7 +397,7 @@ public enum BeaconInterfaces {
 
         # The stored, persistent values of the keys at or below prefix (every key when absent), by key
         # relative to prefix ("" for prefix itself). Defaults, ephemeral values and the daemon's own keys
-        # (below lifecycle, session, system and daemon) are left out, so that a whole dump loads back.
+        # (below lifecycle, session, system, desktop and daemon) are left out, so that a whole dump loads back.
         method Dump(prefix: ?string) -> (values: object, version: int)
 
         # Stores values, by key relative to prefix, as Dump gives them: to restore a subtree or to move

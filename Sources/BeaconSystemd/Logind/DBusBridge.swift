@@ -8,8 +8,25 @@ import Synchronization
 ///   (`PropertiesChanged`); `nil` while the service is not on the bus or the property cannot be read.
 /// - property → notification: one notification per change, with the new value as its only argument.
 /// - signal → notification: one notification per signal, with the signal's arguments.
-/// - signal → property: the signal's argument (an ``DBusValue/array(_:)`` of them when there are several).
+/// - signal → property: the signal's argument (an ``DBusValue/array(_:)`` of them when there are several), or the
+///   one ``argument`` names. Until the first signal, the value ``read`` returns when the service comes on the
+///   bus, else ``initial`` while it is on the bus; `nil` while it is off the bus.
+///
+/// A signal source counts only the signals whose first arguments equal ``signalMatch`` (the portal's
+/// `SettingChanged` of one namespace and key, say).
 public struct DBusMapping: Sendable, Hashable {
+    /// A method of the mapping's interface whose reply's first value is a signal source's current value
+    /// (`org.gnome.ScreenSaver.GetActive`, the portal's `Settings.ReadOne` with a namespace and a key).
+    public struct Read: Sendable, Hashable {
+        public var method: String
+        /// String arguments of the call.
+        public var arguments: [String]
+        public init(method: String, arguments: [String] = []) {
+            self.method = method
+            self.arguments = arguments
+        }
+    }
+
     public enum Source: Sendable, Hashable {
         case property(String)
         case signal(String)
@@ -29,9 +46,20 @@ public struct DBusMapping: Sendable, Hashable {
     public var interface: String
     public var source: Source
     public var target: Target
+    /// Signal sources: the string values the first arguments must have; `nil` entries match anything.
+    public var signalMatch: [String?] = []
+    /// Signal sources: the index of the argument that is the value; `nil` for the only argument (all of them, as an
+    /// array, when there are several).
+    public var argument: Int?
+    /// Signal sources mapped onto a property: how to read the current value when the service comes on the bus.
+    public var read: Read?
+    /// Signal sources mapped onto a property, without ``read``: the value while the service is on the bus and has
+    /// sent no signal yet.
+    public var initial: DBusValue?
 
     public init(
-        bus: DBusBusAddress, name: String, path: String, interface: String, source: Source, target: Target
+        bus: DBusBusAddress, name: String, path: String, interface: String, source: Source, target: Target,
+        signalMatch: [String?] = [], argument: Int? = nil, read: Read? = nil, initial: DBusValue? = nil
     ) {
         self.bus = bus
         self.name = name
@@ -39,6 +67,10 @@ public struct DBusMapping: Sendable, Hashable {
         self.interface = interface
         self.source = source
         self.target = target
+        self.signalMatch = signalMatch
+        self.argument = argument
+        self.read = read
+        self.initial = initial
     }
 
     /// Throws a ``DBusConfigurationError`` naming the first field that D-Bus would reject.
@@ -59,6 +91,10 @@ public struct DBusMapping: Sendable, Hashable {
         guard sd_bus_member_name_is_valid(member) > 0 else {
             throw DBusConfigurationError("not a valid D-Bus member or property name: \"\(member)\"")
         }
+        if let read, sd_bus_member_name_is_valid(read.method) <= 0 {
+            throw DBusConfigurationError("not a valid D-Bus method name: \"\(read.method)\"")
+        }
+        if let argument, argument < 0 { throw DBusConfigurationError("a negative argument index: \(argument)") }
         switch target {
         case .property(let text), .notification(let text):
             guard !text.isEmpty else { throw DBusConfigurationError("empty target for \(interface).\(member)") }
@@ -247,10 +283,13 @@ final class DBusBridgeCore: SDBusLoopDelegate, @unchecked Sendable {
         }
     }
 
-    /// Reads the current value of a property mapping.
+    /// Reads the current value of a property mapping, or of a signal mapped onto a property.
     private func read(_ index: Int) {
         let mapping = mappings[index]
-        guard case .property(let property) = mapping.source else { return }
+        guard case .property(let property) = mapping.source else {
+            readSignalSource(index)
+            return
+        }
         readCounter += 1
         let token = readCounter
         pendingReads[index] = token
@@ -276,6 +315,39 @@ final class DBusBridgeCore: SDBusLoopDelegate, @unchecked Sendable {
         }
     }
 
+    /// The value of a signal mapped onto a property before its first signal: its ``DBusMapping/read`` method's
+    /// reply, or ``DBusMapping/initial`` once the service is known to be on the bus.
+    private func readSignalSource(_ index: Int) {
+        let mapping = mappings[index]
+        guard case .property = mapping.target, mapping.read != nil || mapping.initial != nil else { return }
+        readCounter += 1
+        let token = readCounter
+        pendingReads[index] = token
+        let call: (destination: String, path: String, interface: String, member: String, arguments: [String])
+        if let read = mapping.read {
+            call = (mapping.name, mapping.path, mapping.interface, read.method, read.arguments)
+        } else {
+            call = (Logind.busService, Logind.busPath, Logind.busService, "GetNameOwner", [mapping.name])
+        }
+        loop.call(
+            destination: call.destination, path: call.path, interface: call.interface, member: call.member,
+            arguments: call.arguments.map { .string($0) }, timeout: callTimeout
+        ) { [weak self] reply in
+            guard let self, self.pendingReads[index] == token else { return }
+            self.pendingReads[index] = nil
+            switch reply {
+            case .success(let message):
+                let value = mapping.read == nil ? mapping.initial : try? message.readNext()
+                self.update(index, value, initial: true)
+            case .failure(let error):
+                self.logger.debug(
+                    "D-Bus source unavailable",
+                    metadata: ["source": "\(mapping.name) \(call.member)", "error": "\(error)"])
+                self.update(index, nil, initial: true)
+            }
+        }
+    }
+
     private func propertiesChanged(path: String, interface: String, changed: DBusValue, invalidated: DBusValue?) {
         let values: [String: DBusValue]
         if case .dict(let entries) = changed { values = entries } else { values = [:] }
@@ -294,11 +366,25 @@ final class DBusBridgeCore: SDBusLoopDelegate, @unchecked Sendable {
     }
 
     private func signalArrived(_ index: Int, _ arguments: [DBusValue]) {
-        switch mappings[index].target {
+        let mapping = mappings[index]
+        for (position, expected) in mapping.signalMatch.enumerated() {
+            guard let expected else { continue }
+            guard position < arguments.count, arguments[position].stringValue == expected else { return }
+        }
+        // A signal is newer than a read still in flight.
+        pendingReads[index] = nil
+        let value: DBusValue
+        if let argument = mapping.argument {
+            guard argument < arguments.count else { return }
+            value = arguments[argument]
+        } else {
+            value = arguments.count == 1 ? arguments[0] : .array(arguments)
+        }
+        switch mapping.target {
         case .notification(let name):
-            emit(.notification(name: name, arguments: arguments))
+            emit(.notification(name: name, arguments: mapping.argument == nil ? arguments : [value]))
         case .property:
-            update(index, arguments.count == 1 ? arguments[0] : .array(arguments), initial: false)
+            update(index, value, initial: false)
         }
     }
 

@@ -24,7 +24,8 @@ enum ErrorText {
             let expected = parameters["expected"]?.intValue == 0 ? "not to exist" : "version \(text("expected"))"
             return "\(text("key")) \(now), expected \(expected)"
         case "io.beacon.Properties.ReadOnly":
-            return "\(text("key")) is read-only (lifecycle, session, system and daemon keys are set by the daemon)"
+            return
+                "\(text("key")) is read-only (lifecycle, session, system, desktop and daemon keys are set by the daemon)"
         case "io.beacon.Properties.InvalidKey":
             return "\"\(text("key"))\" is not a valid key: \(text("reason"))"
         case "io.beacon.Properties.InvalidPattern", "io.beacon.Notifications.InvalidPattern":
