@@ -1,7 +1,8 @@
-import BeaconSystemd
 import BeaconTestSupport
 import Foundation
 import Testing
+
+@testable import BeaconSystemd
 
 @Suite("DBusBridge: D-Bus properties and signals of another service as Beacon properties and notifications")
 struct LogindDBusBridgeTests {
@@ -119,6 +120,40 @@ struct LogindDBusBridgeTests {
         let later = await recorder.collect(until: { $0 == .property(key: "net.state", value: .uint64(25)) })
         #expect(later.contains(.busState(address, .connected)))
         #expect(later.last == .property(key: "net.state", value: .uint64(25)))
+    }
+
+    @Test("a bus whose socket does not exist is waited for, not retried: it is connected as soon as it appears")
+    func socketAppearsWithoutRetries() async throws {
+        let bus = try PrivateBus()
+        defer { bus.shutdown() }
+        let address = DBusBusAddress.address(bus.plannedAddress)
+        // A first retry an hour away: only the socket's appearance can bring the connection in time.
+        let bridge = try DBusBridge(
+            mappings: [
+                DBusMapping(
+                    bus: address, name: Self.service, path: Self.path, interface: Self.service,
+                    source: .property("State"), target: .property("net.state"))
+            ],
+            reconnect: DBusReconnectPolicy(initialDelay: .seconds(3600)), logger: .test)
+        defer { bridge.shutdown() }
+        let recorder = EventRecorder(bridge.events)
+        try bridge.start()
+        let first = await recorder.next(1)
+        guard case .busState(address, .disconnected)? = first.first else {
+            Issue.record("expected a disconnected state first, got \(first)")
+            return
+        }
+        try bus.start()
+        let later = await recorder.next(1, within: .seconds(20))
+        #expect(later == [.busState(address, .connected)])
+    }
+
+    @Test("the socket path of a bus address: the first unix path, escapes decoded")
+    func socketPaths() {
+        #expect(SDBusLoop.unixPath("unix:path=/run/user/1000/bus") == "/run/user/1000/bus")
+        #expect(SDBusLoop.unixPath("unix:guid=1,path=/tmp/a%20b;tcp:host=x") == "/tmp/a b")
+        #expect(SDBusLoop.unixPath("tcp:host=x;unix:path=/b") == "/b")
+        #expect(SDBusLoop.unixPath("unix:abstract=/x") == nil)
     }
 
     static let badMappings: [DBusMapping] = [

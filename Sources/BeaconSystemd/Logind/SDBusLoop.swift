@@ -34,7 +34,9 @@ public struct DBusReconnectPolicy: Sendable, Hashable {
 /// sd-bus objects are not thread-safe, so everything that touches the `sd_bus` runs on this thread: the thread
 /// loops over `sd_bus_process` and `poll(2)` on the bus fd plus a wake-up pipe. Other threads hand work over with
 /// ``execute(_:)``; the work then runs on the thread, as do timers, match handlers and reply handlers.
-/// When the connection drops (or cannot be opened) the loop tells its delegate and opens a new one after a backoff.
+/// When the connection drops (or cannot be opened) the loop tells its delegate and opens a new one after a backoff;
+/// while the bus's socket does not exist at all, it waits for the socket to appear (inotify on the nearest existing
+/// directory on its way) instead, so a daemon without that bus has no timer and does not wake.
 final class SDBusLoop: @unchecked Sendable {
     // Safe from any thread: the inbox is behind a mutex and the pipe is written with write(2).
     private struct Inbox {
@@ -62,6 +64,8 @@ final class SDBusLoop: @unchecked Sendable {
     private var connectedAt: UInt64 = 0
     private var matches: [ObjectIdentifier: SDBusMatch] = [:]
     private var loopThread: pthread_t?
+    /// An inotify descriptor watching for the missing bus socket (``waitForSocket(_:)``), else -1.
+    private var socketWatch: Int32 = -1
 
     init(address: DBusBusAddress, reconnectPolicy: DBusReconnectPolicy, logger: Logger) throws(DBusError) {
         var fds: [Int32] = [-1, -1]
@@ -203,6 +207,7 @@ final class SDBusLoop: @unchecked Sendable {
             waitForWork()
         }
         timers.removeAll()
+        stopWaitingForSocket()
         dropConnection()
         self.delegate = nil
     }
@@ -232,6 +237,7 @@ final class SDBusLoop: @unchecked Sendable {
 
     private func waitForWork() {
         var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+        if socketWatch >= 0 { fds.append(pollfd(fd: socketWatch, events: Int16(POLLIN), revents: 0)) }
         var deadline = timers.map(\.deadline).min() ?? UInt64.max
         if let bus {
             let events = sd_bus_get_events(bus)
@@ -253,6 +259,94 @@ final class SDBusLoop: @unchecked Sendable {
             var buffer = [UInt8](repeating: 0, count: 64)
             while read(wakeRead, &buffer, buffer.count) > 0 {}
         }
+        if result > 0, socketWatch >= 0, fds[1].fd == socketWatch, fds[1].revents != 0 { socketDirectoryChanged() }
+    }
+
+    // MARK: - Waiting for the bus socket (loop thread)
+
+    /// The path of the bus's Unix socket, when its address names one: `$DBUS_SYSTEM_BUS_ADDRESS` (else
+    /// `/run/dbus/system_bus_socket`), `$DBUS_SESSION_BUS_ADDRESS` (else `$XDG_RUNTIME_DIR/bus`), or the explicit
+    /// address; `nil` for an abstract socket or another transport.
+    static func socketPath(of address: DBusBusAddress) -> String? {
+        func variable(_ name: String) -> String? {
+            getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        switch address {
+        case .system:
+            return variable("DBUS_SYSTEM_BUS_ADDRESS").map(unixPath) ?? "/run/dbus/system_bus_socket"
+        case .session:
+            if let text = variable("DBUS_SESSION_BUS_ADDRESS") { return unixPath(text) }
+            return variable("XDG_RUNTIME_DIR").map { $0 + "/bus" }
+        case .address(let text):
+            return unixPath(text)
+        }
+    }
+
+    /// The `path` of the first `unix:` entry of a D-Bus address (`unix:path=/run/bus,guid=...;tcp:...`), with
+    /// D-Bus's `%XX` escapes decoded.
+    static func unixPath(_ address: String) -> String? {
+        for entry in address.split(separator: ";") where entry.hasPrefix("unix:") {
+            for pair in entry.dropFirst(5).split(separator: ",") where pair.hasPrefix("path=") {
+                var bytes: [UInt8] = []
+                var rest = pair.dropFirst(5).utf8[...]
+                while let byte = rest.popFirst() {
+                    if byte == UInt8(ascii: "%"), rest.count >= 2,
+                        let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
+                    {
+                        bytes.append(value)
+                        rest = rest.dropFirst(2)
+                    } else {
+                        bytes.append(byte)
+                    }
+                }
+                return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
+    /// Watches for the socket at `path` to appear, from the nearest existing directory on its way; false when the
+    /// socket exists (a connection was refused: the timer retries) or nothing can be watched.
+    private func waitForSocket(_ path: String) -> Bool {
+        guard access(path, F_OK) != 0 else { return false }
+        let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard descriptor >= 0 else { return false }
+        var directory = Self.parent(of: path)
+        let events = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
+        while inotify_add_watch(descriptor, directory, events | UInt32(IN_ONLYDIR)) < 0 {
+            guard errno == ENOENT || errno == ENOTDIR, directory != "/" else {
+                close(descriptor)
+                return false
+            }
+            directory = Self.parent(of: directory)
+        }
+        socketWatch = descriptor
+        logger.debug("waiting for the D-Bus socket", metadata: ["bus": "\(address)", "path": "\(path)"])
+        // Created between the first look and the watch: no event will tell of it.
+        if access(path, F_OK) == 0 { socketDirectoryChanged() }
+        return true
+    }
+
+    /// Something appeared on the way to the socket: connect if the socket is there, else watch again from the
+    /// (possibly deeper) nearest existing directory.
+    private func socketDirectoryChanged() {
+        stopWaitingForSocket()
+        guard let path = Self.socketPath(of: address), access(path, F_OK) != 0 else {
+            connect()
+            return
+        }
+        if !waitForSocket(path) { scheduleReconnect() }
+    }
+
+    private func stopWaitingForSocket() {
+        guard socketWatch >= 0 else { return }
+        close(socketWatch)
+        socketWatch = -1
+    }
+
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
     }
 
     // MARK: - Connection
@@ -314,7 +408,8 @@ final class SDBusLoop: @unchecked Sendable {
     }
 
     private func scheduleReconnect() {
-        guard reconnectTimer == nil else { return }
+        guard reconnectTimer == nil, socketWatch < 0 else { return }
+        if let path = Self.socketPath(of: address), waitForSocket(path) { return }
         let delay = reconnectDelay
         reconnectDelay = reconnectPolicy.next(after: delay)
         reconnectTimer = schedule(after: delay) { [weak self] in self?.connect() }
