@@ -30,7 +30,7 @@ struct Beaconctl: ParsableCommand {
             StatusCommand.self, ListCommand.self, TreeCommand.self, GetCommand.self, SetCommand.self,
             UnsetCommand.self, DescribeCommand.self, ResetCommand.self, DumpCommand.self, LoadCommand.self,
             SchemasCommand.self, WatchCommand.self, MonitorCommand.self, PostCommand.self, WaitCommand.self,
-            ClientsCommand.self, IntrospectCommand.self, CallCommand.self,
+            ClientsCommand.self, DeviceCommand.self, IntrospectCommand.self, CallCommand.self,
         ]
     )
 

@@ -51,6 +51,9 @@ final class ResultBox<Value: Sendable>: Sendable {
         waiter?.resume(with: result)
     }
 
+    /// Whether a result was delivered.
+    var isFulfilled: Bool { state.withLock { $0.result != nil } }
+
     func value(within timeout: Duration, _ what: String) async throws -> Value {
         let timer = Task {
             try await Task.sleep(for: timeout)
