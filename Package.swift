@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "BeaconProtocolFoundation", targets: ["BeaconProtocolFoundation"]),
         .library(name: "BeaconBlockingClient", targets: ["BeaconBlockingClient"]),
         .library(name: "BeaconClient", targets: ["BeaconClient"]),
+        .library(name: "BeaconFoundation", targets: ["BeaconFoundation"]),
         .library(name: "BeaconConfiguration", targets: ["BeaconConfiguration"]),
         .library(name: "BeaconTestSupport", targets: ["BeaconTestSupport"]),
         .library(name: "BeaconEventLoop", targets: ["BeaconEventLoop"]),
@@ -113,6 +114,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Foundation's types for what BeaconClient gives as plain values (a time zone's identifier as `TimeZone`):
+        // kept apart so that a client that does not ask for them does not link Foundation's ICU.
+        .target(name: "BeaconFoundation", dependencies: ["BeaconClient", "Signals"], swiftSettings: strict),
         .executableTarget(
             name: "beaconctl",
             dependencies: [
@@ -170,7 +174,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BeaconClientTests",
-            dependencies: ["BeaconClient", "BeaconProtocol", "BeaconTestSupport", "Signals"],
+            dependencies: ["BeaconClient", "BeaconFoundation", "BeaconProtocol", "BeaconTestSupport", "Signals"],
             swiftSettings: strict
         ),
         .testTarget(

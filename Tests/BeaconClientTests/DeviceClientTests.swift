@@ -1,4 +1,5 @@
 import BeaconClient
+import BeaconFoundation
 import BeaconProtocol
 import BeaconTestSupport
 import Foundation
@@ -25,6 +26,12 @@ struct DeviceClientTests {
         #expect(
             try await firstValue(of: device.appearance.accentColor, "the accent") { $0 != nil } == [0.25, 0.5, 1.0])
         #expect(try await firstValue(of: device.timeZoneIdentifier, "the time zone") { $0 != nil } == "Etc/Utc")
+        // With BeaconFoundation, as a TimeZone.
+        try machine.bus.busctl(
+            "call", "org.freedesktop.timedate1", "/org/freedesktop/timedate1", "org.freedesktop.timedate1",
+            "SetTimezone", "sb", "Europe/Paris", "false")
+        let paris = try await firstValue(of: device.timeZone, "Paris's time zone") { $0?.identifier == "Europe/Paris" }
+        #expect(paris == TimeZone(identifier: "Europe/Paris"))
         #expect(try await firstValue(of: device.isScreenSaverActive, "the screen saver") { $0 != nil } == false)
         #expect(try await firstValue(of: device.power.isOnBattery, "on battery") { $0 != nil } == false)
 
