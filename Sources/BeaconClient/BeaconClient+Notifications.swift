@@ -68,6 +68,16 @@ extension BeaconClient {
         return output
     }
 
+    /// Posts the notification `name` without waiting for the daemon's answer, after every post this client's
+    /// posters made before it; a failure is reported on ``errors``.
+    public func send(
+        _ name: String, userInfo: JSONValue? = nil, object: String? = nil, deliverImmediately: Bool = false
+    ) {
+        posts.enqueue { () throws(BeaconError) in
+            try await self.post(name, userInfo: userInfo, object: object, deliverImmediately: deliverImmediately)
+        }
+    }
+
     /// A binding target that posts the notification `name`, without `userInfo`, for every value:
     /// `button.reactive.tap ~> client.poster("app.refresh")`.
     ///

@@ -74,6 +74,17 @@ public final class BeaconClient: Sendable {
         }
     }
 
+    /// A client made at once, without waiting for the daemon: its calls and streams connect when they begin, and
+    /// fail as ``connect(to:options:)`` would when no daemon answers then. For APIs that cannot wait, such as a
+    /// shared `default()` object; a program that can should connect with ``connect(to:options:)``.
+    public static func unconnected(
+        to address: BeaconAddress? = nil, options: Options = Options()
+    ) throws(BeaconError) -> BeaconClient {
+        let resolved: BeaconAddress
+        if let address { resolved = address } else { resolved = try .default() }
+        return BeaconClient(address: resolved, options: options)
+    }
+
     /// Closes every connection of the client. Streams complete, calls fail with
     /// ``BeaconError/Code/clientClosed``.
     public func close() {
@@ -96,6 +107,15 @@ public final class BeaconClient: Sendable {
 
     func report(_ error: BeaconError) {
         errorSubject.send(error)
+    }
+
+    /// Reports on ``errors`` that a post of `name` was not sent because of what it carries (`reason`), with the
+    /// code ``BeaconError/Code/encodingFailed``: for layers that build a post before handing it to the client.
+    public func reportUnsentPost(_ name: String, reason: String) {
+        report(
+            .client(
+                .encodingFailed, "EncodingFailed", "\(name) was not posted: \(reason)",
+                parameters: ["name": .string(name)]))
     }
 
     // MARK: Raw varlink calls
