@@ -25,10 +25,11 @@ public final class ChildProcess: @unchecked Sendable {
     private let reaped = Mutex<Int32?>(nil)
 
     /// Starts `executable` with `arguments`; `environment` `nil` passes this process's environment on. `input` is
-    /// the child's standard input (then closed; keep it small), or `/dev/null` when `nil`.
+    /// the child's standard input (then closed; keep it small), or `/dev/null` when `nil`. With `ownProcessGroup`
+    /// the child leads a process group of its own (see ``spawnChild(_:_:environment:actions:ownProcessGroup:)``).
     public init(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        input: [UInt8]? = nil, output: Output = .null, error: Output = .null
+        input: [UInt8]? = nil, output: Output = .null, error: Output = .null, ownProcessGroup: Bool = false
     ) throws {
         self.executable = executable
         var actions = posix_spawn_file_actions_t()
@@ -80,7 +81,8 @@ public final class ChildProcess: @unchecked Sendable {
             throw error
         }
         let (child, result) = spawnChild(
-            executable, arguments, environment: environment ?? ProcessInfo.processInfo.environment, actions: &actions)
+            executable, arguments, environment: environment ?? ProcessInfo.processInfo.environment, actions: &actions,
+            ownProcessGroup: ownProcessGroup)
         for descriptor in childEnds { close(descriptor) }
         guard result == 0 else {
             for descriptor in ownEnds { close(descriptor) }
@@ -247,9 +249,13 @@ public final class ChildProcess: @unchecked Sendable {
 
 /// Starts `executable` with `posix_spawn`, `actions` and an empty signal mask and default signal dispositions in
 /// the child (the test runner blocks some signals); returns the child's pid and posix_spawn's result (0 or an errno).
+///
+/// `ownProcessGroup` puts the child in a process group of its own. The children of the test runner otherwise share
+/// its group, and when a test stops one of them (SIGSTOP) and the group becomes orphaned, the kernel sends SIGHUP
+/// and SIGCONT to every member: a daemon would take that SIGHUP for a reload of its configuration and settings.
 public func spawnChild(
     _ executable: String, _ arguments: [String], environment: [String: String],
-    actions: inout posix_spawn_file_actions_t
+    actions: inout posix_spawn_file_actions_t, ownProcessGroup: Bool = false
 ) -> (pid: pid_t, result: Int32) {
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
@@ -260,7 +266,12 @@ public func spawnChild(
     sigfillset(&allSignals)
     posix_spawnattr_setsigmask(&attributes, &noSignals)
     posix_spawnattr_setsigdefault(&attributes, &allSignals)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var flags = Int32(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
+    if ownProcessGroup {
+        flags |= Int32(POSIX_SPAWN_SETPGROUP)
+        posix_spawnattr_setpgroup(&attributes, 0)
+    }
+    posix_spawnattr_setflags(&attributes, Int16(flags))
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {

@@ -65,9 +65,11 @@ public final class TestDaemon: @unchecked Sendable {
         // No system bus: the lifecycle bridge stays off and the daemon says so.
         variables["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + directory + "/no-system-bus"
         for (key, value) in environment { variables[key] = value }
+        // A group of its own: no SIGHUP meant for the test runner's group (an orphaned group with a stopped member)
+        // reaches it as a reload.
         let process = try ChildProcess(
             try BuiltProducts.beacond(), arguments, environment: variables, output: .file(logPath),
-            error: .file(logPath))
+            error: .file(logPath), ownProcessGroup: true)
         self.process = process
         try notify.wait(for: "READY=1", alive: { process.isRunning })
     }

@@ -104,6 +104,7 @@ public final class BeaconDaemonService: Service, Sendable {
             ? await SettingsWatcher.start(
                 directories: settings.schemaDirectories + [settings.lockdownDirectory], on: eventLoop, logger: logger
             ) { change in
+                self.logger.debug("settings files changed", metadata: ["change": "\(change)"])
                 switch change {
                 case .all: server.withServiceOnLoop { $0.reloadSettingsFiles() }
                 case .files(let paths): server.withServiceOnLoop { $0.reloadSettingsFiles(changed: paths) }
