@@ -3,6 +3,7 @@ import BeaconFoundation
 import BeaconProtocol
 import BeaconTestSupport
 import Foundation
+import Observation
 import Synchronization
 import Testing
 
@@ -81,6 +82,40 @@ struct BeaconUserDefaultsTests {
         }
         #expect(defaults.string(forKey: "theme") == "dark")
         #expect(changes.withLock { $0 } >= 1)
+    }
+
+    /// A model as an app writes one, its setting a ``BeaconDefault``.
+    @Observable final class EditorModel {
+        @ObservationIgnored @BeaconDefault<Int> var fontSize: Int
+
+        init(store: BeaconUserDefaults) {
+            _fontSize = BeaconDefault(wrappedValue: 12, "fontSize", store: store)
+        }
+    }
+
+    @Test("@BeaconDefault reads, writes through, and drives an @Observable model when another process changes it")
+    func propertyWrapper() async throws {
+        let daemon = try TestDaemon()
+        let store = try #require(BeaconUserDefaults(suiteName: Self.suite, address: daemon.clientAddress))
+        let model = EditorModel(store: store)
+        #expect(model.fontSize == 12, "the wrapped default while the key holds nothing")
+        model.fontSize = 14
+        #expect(model.fontSize == 14)
+        #expect(try runBeaconctl(["get", "com.example.editor.fontSize"], daemon) == "14\n")
+
+        let changed = Mutex(false)
+        withObservationTracking {
+            _ = model.fontSize
+        } onChange: {
+            changed.withLock { $0 = true }
+        }
+        _ = try runBeaconctl(["set", "com.example.editor.fontSize", "18"], daemon)
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !changed.withLock({ $0 }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(changed.withLock { $0 }, "Observation saw the other process's change")
+        #expect(model.fontSize == 18)
     }
 
     @Test("a key a lockdown file locks is forced: objectIsForced, and set changes nothing")
