@@ -20,6 +20,15 @@ let package = Package(
             ],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
+        // Post -> observer through DistributedNotificationCenter beside BeaconClient's own (issue figures).
+        .executableTarget(
+            name: "dnc-bench",
+            dependencies: [
+                .product(name: "BeaconClient", package: "Beacon"),
+                .product(name: "BeaconFoundation", package: "Beacon"),
+            ],
+            swiftSettings: [.treatAllWarnings(as: .error)]
+        ),
         // SwiftNIO's own cost per message: a server that answers every frame with the same reply
         // (scripts/get-floor.sh).
         .executableTarget(
