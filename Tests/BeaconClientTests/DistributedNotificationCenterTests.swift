@@ -114,6 +114,45 @@ struct DistributedNotificationCenterTests {
         #expect(seen.withLock { $0 } == "seen")
     }
 
+    @Test("across processes: beaconctl's posts reach an observer here, this center's posts reach beaconctl monitor")
+    func otherProcesses() async throws {
+        let daemon = try TestDaemon()
+        let (poster, observer) = try await Self.centers(daemon)
+        let (received, _) = try await Self.observe(observer, poster, name: "com.example.remote")
+        // Another process posts, with a date and data as the center sends them.
+        let post = try ChildProcess(
+            try BuiltProducts.beaconctl(),
+            [
+                "post", "--address", daemon.address, "--object", "cli", "com.example.remote",
+                #"{"at": {"$date": 1700000000.5}, "blob": {"$data": "AAEC"}, "n": 3}"#,
+            ])
+        #expect(post.wait() == 0)
+        let note = try #require(try await received.wait(for: 1).first)
+        #expect(note.object as? String == "cli")
+        #expect(note.userInfo?["at"] as? Date == Date(timeIntervalSince1970: 1_700_000_000.5))
+        #expect(note.userInfo?["blob"] as? Data == Data([0, 1, 2]))
+        #expect(note.userInfo?["n"] as? Int == 3)
+
+        // This center posts; another process observes.
+        let monitor = try ChildProcess(
+            try BuiltProducts.beaconctl(),
+            ["monitor", "--address", daemon.address, "--json", "--limit", "1", "com.example.fromhere"],
+            output: .capture)
+        let deadline = ContinuousClock.now + .seconds(15)
+        var printed = ""
+        while printed.isEmpty && ContinuousClock.now < deadline {
+            poster.post(
+                name: .init("com.example.fromhere"), object: "swift", userInfo: ["when": Date(timeIntervalSince1970: 5)]
+            )
+            printed = String(
+                decoding: monitor.readOutput(until: { $0.contains(UInt8(ascii: "\n")) }, within: .milliseconds(200)),
+                as: UTF8.self)
+        }
+        #expect(printed.contains(#""object":"swift""#), "\(printed)")
+        #expect(printed.contains(#""when":{"$date":5"#), "\(printed)")
+        _ = monitor.wait(within: .seconds(10))
+    }
+
     @Test("suspended: hold keeps all in order, drop loses them, deliverImmediately posts arrive at once")
     func suspension() async throws {
         let daemon = try TestDaemon()
