@@ -78,7 +78,9 @@ import Synchronization
         public var errors: Signal<BeaconError> { client.errors }
 
         /// While true, observers get their notifications as their ``SuspensionBehavior`` says (by default:
-        /// coalesced), and notifications posted with ``Options/deliverImmediately`` at once.
+        /// coalesced), and notifications posted with ``Options/deliverImmediately`` at once. To have delivery follow
+        /// the session as AppKit has it follow the app (suspended while the session is locked, asleep or another
+        /// user's), make the center with a client whose `BeaconClient.Options.suspendsWhileSessionInactive` is set.
         open var suspended: Bool {
             get { suspension.withLock { $0 } }
             set {
