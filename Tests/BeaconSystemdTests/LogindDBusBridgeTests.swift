@@ -92,10 +92,11 @@ struct LogindDBusBridgeTests {
         #expect(!back.contains(.property(key: "net.missing", value: nil)))
     }
 
-    @Test("no bus at first: the bridge reports it, then connects by itself")
-    func busAppearsLater() async throws {
-        let bus = try PrivateBus()
-        defer { bus.shutdown() }
+    /// A bridge of `State` to `net.state` on `bus`, which is not started yet: started, and past its first report,
+    /// that the bus is not there.
+    static func bridgeBeforeTheBus(
+        _ bus: PrivateBus, reconnect: DBusReconnectPolicy
+    ) async throws -> (bridge: DBusBridge, recorder: EventRecorder<DBusBridgeEvent>, address: DBusBusAddress) {
         let address = DBusBusAddress.address(bus.plannedAddress)
         let bridge = try DBusBridge(
             mappings: [
@@ -103,16 +104,24 @@ struct LogindDBusBridgeTests {
                     bus: address, name: Self.service, path: Self.path, interface: Self.service,
                     source: .property("State"), target: .property("net.state"))
             ],
-            reconnect: DBusReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200)),
-            logger: .test)
-        defer { bridge.shutdown() }
+            reconnect: reconnect, logger: .test)
         let recorder = EventRecorder(bridge.events)
         try bridge.start()
         let first = await recorder.next(1)
         guard case .busState(address, .disconnected)? = first.first else {
-            Issue.record("expected a disconnected state first, got \(first)")
-            return
+            bridge.shutdown()
+            throw TestFailure("expected a disconnected state first, got \(first)")
         }
+        return (bridge, recorder, address)
+    }
+
+    @Test("no bus at first: the bridge reports it, then connects by itself")
+    func busAppearsLater() async throws {
+        let bus = try PrivateBus()
+        defer { bus.shutdown() }
+        let (bridge, recorder, address) = try await Self.bridgeBeforeTheBus(
+            bus, reconnect: DBusReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200)))
+        defer { bridge.shutdown() }
         try bus.start()
         try Self.startService(on: bus)
         // The bridge may read State before the mock has it; the change below is seen either way.
@@ -126,23 +135,10 @@ struct LogindDBusBridgeTests {
     func socketAppearsWithoutRetries() async throws {
         let bus = try PrivateBus()
         defer { bus.shutdown() }
-        let address = DBusBusAddress.address(bus.plannedAddress)
         // A first retry an hour away: only the socket's appearance can bring the connection in time.
-        let bridge = try DBusBridge(
-            mappings: [
-                DBusMapping(
-                    bus: address, name: Self.service, path: Self.path, interface: Self.service,
-                    source: .property("State"), target: .property("net.state"))
-            ],
-            reconnect: DBusReconnectPolicy(initialDelay: .seconds(3600)), logger: .test)
+        let (bridge, recorder, address) = try await Self.bridgeBeforeTheBus(
+            bus, reconnect: DBusReconnectPolicy(initialDelay: .seconds(3600)))
         defer { bridge.shutdown() }
-        let recorder = EventRecorder(bridge.events)
-        try bridge.start()
-        let first = await recorder.next(1)
-        guard case .busState(address, .disconnected)? = first.first else {
-            Issue.record("expected a disconnected state first, got \(first)")
-            return
-        }
         try bus.start()
         let later = await recorder.next(1, within: .seconds(20))
         #expect(later == [.busState(address, .connected)])

@@ -102,12 +102,13 @@ enum BridgeSettings {
             }
             return value
         }
-        func strings(_ name: String) throws -> [String]? {
-            guard let value = fields[name] else { return nil }
-            guard case .array(let elements) = value, let texts = Optional(elements.compactMap(\.stringValue)),
-                texts.count == elements.count
-            else { throw ConfigurationError(key: "\(key).\(name)", reason: "expected an array of strings") }
-            return texts
+        /// `value` as an array of strings; `nil` when absent, an error naming `field` when it is something else.
+        func strings(_ value: JSONValue?, _ field: String) throws -> [String]? {
+            guard let value else { return nil }
+            guard case .array(let elements) = value, elements.allSatisfy({ $0.stringValue != nil }) else {
+                throw ConfigurationError(key: "\(key).\(field)", reason: "expected an array of strings")
+            }
+            return elements.compactMap(\.stringValue)
         }
         do {
             _ = try PropertyKey(target, limits: limits)
@@ -167,11 +168,8 @@ enum BridgeSettings {
                 throw ConfigurationError(
                     key: "\(key).read", reason: "expected a method name or {\"method\": ..., \"arguments\": [...]}")
             }
-            let arguments = call["arguments"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            guard arguments.count == (call["arguments"]?.arrayValue?.count ?? 0) else {
-                throw ConfigurationError(key: "\(key).read.arguments", reason: "expected an array of strings")
-            }
-            mapping.read = DBusMapping.Read(method: method, arguments: arguments)
+            mapping.read = DBusMapping.Read(
+                method: method, arguments: try strings(call["arguments"], "read.arguments") ?? [])
         default:
             throw ConfigurationError(key: "\(key).read", reason: "expected a method name or an object")
         }
@@ -197,7 +195,7 @@ enum BridgeSettings {
             transform.map = values
         }
         transform.otherwise = fields["otherwise"]
-        if let names = try strings("names") {
+        if let names = try strings(fields["names"], "names") {
             guard case .notification = mapping.target else {
                 throw ConfigurationError(key: "\(key).names", reason: "only for notifications")
             }
