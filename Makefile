@@ -39,7 +39,10 @@ run: build
 
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
-	BEACON_TEST_PYTHON=$(CURDIR)/$(VENV)/bin/python3 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build --package-path Examples/FromTheMac $(SWIFT_BUILD_FLAGS)
+	BEACON_TEST_PYTHON=$(CURDIR)/$(VENV)/bin/python3 \
+		FROM_THE_MAC_PATH=$$($(SWIFT) build --package-path Examples/FromTheMac $(SWIFT_BUILD_FLAGS) --show-bin-path)/FromTheMac \
+		$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 	for target in $(FUZZ_TARGETS); do \
 		BEACON_FUZZ_TARGET=$$target $$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/beacon-fuzz \
 			Tests/Fuzz/Corpus/$$target || exit 1; \

@@ -1,0 +1,51 @@
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// `Examples/FromTheMac`, a program written against macOS's Foundation, built on Linux with BeaconFoundation: two
+/// copies find each other through a distributed notification and a shared defaults suite. `make test` builds the
+/// example first and names it in `FROM_THE_MAC_PATH`.
+@Suite("Examples/FromTheMac")
+struct FromTheMacTests {
+    static let program: String? = {
+        if let path = ProcessInfo.processInfo.environment["FROM_THE_MAC_PATH"], !path.isEmpty { return path }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let built = root.appendingPathComponent("Examples/FromTheMac/.build/debug/FromTheMac").path
+        return FileManager.default.isExecutableFile(atPath: built) ? built : nil
+    }()
+
+    @Test(
+        "two copies exchange a notification and see each other's defaults change",
+        .enabled(if: program != nil, "Examples/FromTheMac is not built (make test builds it)"))
+    func twoCopies() throws {
+        let program = try #require(Self.program)
+        let daemon = try TestDaemon()
+        var environment = ProcessInfo.processInfo.environment
+        environment["BEACON_ADDRESS"] = daemon.address
+        let alice = try ChildProcess(
+            program, ["alice", "bob"], environment: environment, output: .capture, error: .capture)
+        let bob = try ChildProcess(
+            program, ["bob", "alice"], environment: environment, output: .capture, error: .capture)
+        // Each copy gives up by itself after 30 s.
+        #expect(alice.wait(within: .seconds(60)) == 0)
+        #expect(bob.wait(within: .seconds(60)) == 0)
+        let (aliceOutput, aliceError) = alice.readOutputAndError()
+        let (bobOutput, bobError) = bob.readOutputAndError()
+        let aliceSaid = String(decoding: aliceOutput, as: UTF8.self)
+        let bobSaid = String(decoding: bobOutput, as: UTF8.self)
+        #expect(aliceSaid.contains("bob says hello"), "\(aliceSaid)\(String(decoding: aliceError, as: UTF8.self))")
+        #expect(aliceSaid.contains("sent with a date"), "\(aliceSaid)")
+        #expect(aliceSaid.contains("alice and bob are both done"), "\(aliceSaid)")
+        #expect(bobSaid.contains("alice says hello"), "\(bobSaid)\(String(decoding: bobError, as: UTF8.self))")
+        #expect(bobSaid.contains("bob and alice are both done"), "\(bobSaid)")
+        // The suite is the daemon's: another process sees what the copies stored.
+        let list = try ChildProcess(
+            try BuiltProducts.beaconctl(), ["list", "--address", daemon.address, "--json", "com.example.fromthemac"],
+            output: .capture)
+        #expect(list.wait(within: .seconds(10)) == 0)
+        let listed = String(decoding: list.readOutput(), as: UTF8.self)
+        #expect(listed.contains("com.example.fromthemac.count.alice"), "\(listed)")
+        #expect(listed.contains("com.example.fromthemac.done.bob"), "\(listed)")
+    }
+}
