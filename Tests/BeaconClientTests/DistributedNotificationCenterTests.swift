@@ -153,12 +153,16 @@ struct DistributedNotificationCenterTests {
         _ = monitor.wait(within: .seconds(10))
     }
 
-    @Test("suspended: hold keeps all in order, drop loses them, deliverImmediately posts arrive at once")
+    @Test("suspended: hold keeps all, drop none, coalesce the latest of each; deliverImmediately comes at once")
     func suspension() async throws {
         let daemon = try TestDaemon()
         let (poster, observer) = try await Self.centers(daemon)
         let (held, _) = try await Self.observe(observer, poster, name: "com.example.held", behavior: .hold)
         let (dropped, _) = try await Self.observe(observer, poster, name: "com.example.dropped", behavior: .drop)
+        let (coalesced, _) = try await Self.observe(
+            observer, poster, name: "com.example.coalesced", behavior: .coalesce)
+        let (immediate, _) = try await Self.observe(
+            observer, poster, name: "com.example.immediate", behavior: .deliverImmediately)
         observer.suspended = true
         #expect(observer.suspended)
         try await waitUntil("the suspension") {
@@ -167,7 +171,12 @@ struct DistributedNotificationCenterTests {
         for index in 0..<3 {
             poster.post(name: .init("com.example.held"), object: "\(index)")
             poster.post(name: .init("com.example.dropped"), object: "\(index)")
+            poster.post(name: .init("com.example.coalesced"), object: "same", userInfo: ["n": index])
+            poster.post(name: .init("com.example.immediate"), object: "\(index)")
         }
+        poster.post(name: .init("com.example.coalesced"), object: "other")
+        // An observer that is never suspended gets them while the center is suspended.
+        #expect(try await immediate.wait(for: 3).map { $0.object as? String } == ["0", "1", "2"])
         poster.postNotificationName(
             .init("com.example.held"), object: "urgent", userInfo: nil, deliverImmediately: true)
         // The urgent one comes at once, after what was held before it.
@@ -177,5 +186,11 @@ struct DistributedNotificationCenterTests {
         #expect(try await held.wait(for: 5).last?.object as? String == "later")
         poster.post(name: .init("com.example.dropped"), object: "after")
         #expect(try await dropped.wait(for: 1).map { $0.object as? String } == ["after"])
+        // Coalesced: the latest of each name and object, then what was posted after the resume.
+        poster.post(name: .init("com.example.coalesced"), object: "after")
+        let kept = try await coalesced.wait(for: 3)
+        #expect(kept.count == 3 && kept.last?.object as? String == "after")
+        let latest = kept.dropLast().map { "\($0.object as? String ?? "?") \($0.userInfo?["n"] as? Int ?? -1)" }
+        #expect(Set(latest) == ["same 2", "other -1"], "\(latest)")
     }
 }
