@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "Signals", targets: ["Signals"]),
         .library(name: "SignalsFoundation", targets: ["SignalsFoundation"]),
+        .library(name: "Varlink", targets: ["Varlink"]),
         .library(name: "BeaconProtocol", targets: ["BeaconProtocol"]),
         .library(name: "BeaconProtocolFoundation", targets: ["BeaconProtocolFoundation"]),
         .library(name: "BeaconBlockingClient", targets: ["BeaconBlockingClient"]),
@@ -34,8 +35,11 @@ let package = Package(
         // NotificationCenter as signals: the only part of Signals that needs Foundation.
         .target(name: "SignalsFoundation", dependencies: ["Signals"], swiftSettings: strict),
 
-        // varlink framing, JSON values, key paths and patterns, interface texts. No I/O.
-        .target(name: "BeaconProtocol", swiftSettings: strict),
+        // varlink for any service: framing, messages, JSON values, the interface description language and its
+        // validation, errors. No I/O, no Foundation.
+        .target(name: "Varlink", swiftSettings: strict),
+        // Beacon's side of the protocol: key paths and patterns, settings files, Beacon's interface texts. No I/O.
+        .target(name: "BeaconProtocol", dependencies: ["Varlink"], swiftSettings: strict),
         // Any Codable value as a JSON value, through JSONEncoder and JSONDecoder: the only part of BeaconProtocol that
         // needs Foundation.
         .target(name: "BeaconProtocolFoundation", dependencies: ["BeaconProtocol"], swiftSettings: strict),
@@ -143,7 +147,7 @@ let package = Package(
         .testTarget(name: "SignalsTests", dependencies: ["Signals", "SignalsFoundation"], swiftSettings: strict),
         .testTarget(
             name: "BeaconProtocolTests",
-            dependencies: ["BeaconProtocol", "BeaconProtocolFoundation", "BeaconTestSupport"],
+            dependencies: ["BeaconProtocol", "BeaconProtocolFoundation", "BeaconTestSupport", "Varlink"],
             swiftSettings: strict
         ),
         .testTarget(

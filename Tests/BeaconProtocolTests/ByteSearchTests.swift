@@ -1,6 +1,7 @@
 import Testing
 
 @testable import BeaconProtocol
+@testable import Varlink
 
 @Suite("byte search in strings")
 struct ByteSearchTests {

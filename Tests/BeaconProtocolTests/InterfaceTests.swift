@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import BeaconProtocol
+@testable import Varlink
 
 @Suite("varlink interface descriptions")
 struct InterfaceTests {

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import BeaconProtocol
+@testable import Varlink
 
 @Suite("JSON encoding")
 struct JSONEncodingTests {

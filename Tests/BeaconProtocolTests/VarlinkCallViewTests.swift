@@ -1,6 +1,7 @@
 import Testing
 
 @testable import BeaconProtocol
+@testable import Varlink
 
 @Suite("varlink calls read in place")
 struct VarlinkCallViewTests {

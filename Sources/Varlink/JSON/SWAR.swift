@@ -1,5 +1,5 @@
 /// Eight-bytes-at-a-time tests for the string scanners ("SIMD within a register").
-enum SWAR {
+package enum SWAR {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highBits: UInt64 = 0x8080_8080_8080_8080
 
@@ -16,7 +16,7 @@ enum SWAR {
     /// The offset of the first byte at or after `index` (and before `end`) that JSON must escape in a string
     /// (`"`, `\` or a control character), or `end` when there is none.
     @inline(__always)
-    static func firstEscape(_ base: UnsafePointer<UInt8>, from index: Int, end: Int) -> Int {
+    package static func firstEscape(_ base: UnsafePointer<UInt8>, from index: Int, end: Int) -> Int {
         var index = index
         while index &+ 8 <= end {
             let bits = escapeBits(UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)))

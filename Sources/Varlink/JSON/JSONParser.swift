@@ -2,7 +2,7 @@
 ///
 /// Nesting is tracked on heap-allocated stacks rather than the call stack, so hostile input such as
 /// `[[[[…` can only ever cost ``JSONLimits/maxDepth`` frames before it is rejected.
-struct JSONParser {
+package struct JSONParser {
     private struct Frame {
         var isObject: Bool
         var valueStart: Int
@@ -21,7 +21,7 @@ struct JSONParser {
     }
 
     /// A parser over `bytes`, which must stay valid while the parser is used, after checking the size limit.
-    init(_ bytes: UnsafeRawBufferPointer, limits: JSONLimits) throws(JSONError) {
+    package init(_ bytes: UnsafeRawBufferPointer, limits: JSONLimits) throws(JSONError) {
         guard bytes.count <= limits.maxBytes else {
             throw JSONError(
                 kind: .tooLarge, offset: limits.maxBytes,
@@ -43,7 +43,7 @@ struct JSONParser {
     }
 
     /// Requires that only whitespace remains.
-    mutating func expectEnd() throws(JSONError) {
+    package mutating func expectEnd() throws(JSONError) {
         skipWhitespace()
         if position < end {
             throw JSONError(
@@ -67,7 +67,7 @@ struct JSONParser {
     /// Inlined up to the first byte: in compact JSON (every message the daemon and the client write) that byte is
     /// already significant, and a call per token was a sixth of the client's cost of reading a Watch reply.
     @inline(__always)
-    mutating func peekSignificant() throws(JSONError) -> UInt8 {
+    package mutating func peekSignificant() throws(JSONError) -> UInt8 {
         if position < end {
             let byte = base[position]
             if byte > 0x20 { return byte }
@@ -105,7 +105,7 @@ struct JSONParser {
     /// Recursive for the first ``recursionLimit`` levels; a container deeper than that is parsed by the iterative
     /// parser, so the recursion stays bounded whatever `maxDepth` allows. Values of usual depth are parsed with no
     /// stack arrays.
-    mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
+    package mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
         let byte = try peekSignificant()
         if depth >= JSONParser.recursionLimit && (byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[")) {
             return try parseValueIteratively(depth: depth)
@@ -586,12 +586,12 @@ private func hex16(_ value: UInt32) -> String {
 
 extension JSONParser {
     /// Consumes the `{` of an object whose members sit at `depth` + 1.
-    mutating func beginObject(depth: Int) throws(JSONError) {
+    package mutating func beginObject(depth: Int) throws(JSONError) {
         try begin(UInt8(ascii: "{"), "an object", depth: depth)
     }
 
     /// Consumes the `[` of an array whose elements sit at `depth` + 1.
-    mutating func beginArray(depth: Int) throws(JSONError) {
+    package mutating func beginArray(depth: Int) throws(JSONError) {
         try begin(UInt8(ascii: "["), "an array", depth: depth)
     }
 
@@ -602,18 +602,18 @@ extension JSONParser {
     }
 
     /// A member name, kept as the input bytes when it is plain ASCII without escapes.
-    struct MemberName {
+    package struct MemberName {
         fileprivate var raw: UnsafeBufferPointer<UInt8>?
         fileprivate var decoded: String?
 
         /// The name's bytes, when it is plain ASCII without escapes.
-        var plainBytes: UnsafeBufferPointer<UInt8>? { raw }
+        package var plainBytes: UnsafeBufferPointer<UInt8>? { raw }
 
         /// Whether the name is plain ASCII without escapes.
-        var isPlain: Bool { raw != nil }
+        package var isPlain: Bool { raw != nil }
 
         /// Whether the name is `literal`.
-        func `is`(_ literal: StaticString) -> Bool {
+        package func `is`(_ literal: StaticString) -> Bool {
             let count = literal.utf8CodeUnitCount
             if let raw, let address = raw.baseAddress {
                 return raw.count == count && bytesEqual(address, literal.utf8Start, count: count)
@@ -626,7 +626,7 @@ extension JSONParser {
     /// The next member name of an object opened with ``beginObject(depth:)`` (the caller then parses the value),
     /// or `nil` after the closing `}`. `first` must be `true` for the first call and is updated.
     @inline(__always)
-    mutating func nextMemberName(first: inout Bool) throws(JSONError) -> MemberName? {
+    package mutating func nextMemberName(first: inout Bool) throws(JSONError) -> MemberName? {
         let next = try peekSignificant()
         if first {
             first = false
@@ -656,7 +656,7 @@ extension JSONParser {
 
     /// The next value, when it is an integer; `nil` (with the value skipped) when it is any other value. The same
     /// as `parseValue(depth:).intValue`, without building the ``JSONValue``.
-    mutating func parseInteger(depth: Int) throws(JSONError) -> Int64? {
+    package mutating func parseInteger(depth: Int) throws(JSONError) -> Int64? {
         let byte = try peekSignificant()
         guard byte == UInt8(ascii: "-") || isDigit(byte) else {
             _ = try parseValue(depth: depth)
@@ -666,7 +666,7 @@ extension JSONParser {
     }
 
     /// The next value, when it is `true` or `false`; `nil` (with the value skipped) when it is any other value.
-    mutating func parseBool(depth: Int) throws(JSONError) -> Bool? {
+    package mutating func parseBool(depth: Int) throws(JSONError) -> Bool? {
         switch try peekSignificant() {
         case UInt8(ascii: "t"):
             try expectLiteral("true")
@@ -681,7 +681,7 @@ extension JSONParser {
     }
 
     /// The next value, when it is a string; `nil` (with the value skipped) when it is any other value.
-    mutating func parseStringValue(depth: Int) throws(JSONError) -> String? {
+    package mutating func parseStringValue(depth: Int) throws(JSONError) -> String? {
         guard try peekSignificant() == UInt8(ascii: "\"") else {
             _ = try parseValue(depth: depth)
             return nil
@@ -691,7 +691,7 @@ extension JSONParser {
 
     /// Whether another element follows in an array opened with ``beginArray(depth:)`` (the caller then parses
     /// it); `false` after the closing `]`. `first` must be `true` for the first call and is updated.
-    mutating func nextElement(first: inout Bool) throws(JSONError) -> Bool {
+    package mutating func nextElement(first: inout Bool) throws(JSONError) -> Bool {
         let next = try peekSignificant()
         if next == UInt8(ascii: "]") && first {
             position += 1
