@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "Signals", targets: ["Signals"]),
         .library(name: "SignalsFoundation", targets: ["SignalsFoundation"]),
         .library(name: "Varlink", targets: ["Varlink"]),
+        .executable(name: "varlink-swift-generator", targets: ["varlink-swift-generator"]),
+        .plugin(name: "VarlinkGenerator", targets: ["VarlinkGenerator"]),
         .library(name: "BeaconProtocol", targets: ["BeaconProtocol"]),
         .library(name: "BeaconProtocolFoundation", targets: ["BeaconProtocolFoundation"]),
         .library(name: "BeaconBlockingClient", targets: ["BeaconBlockingClient"]),
@@ -38,6 +40,12 @@ let package = Package(
         // varlink for any service: framing, messages, JSON values, the interface description language and its
         // validation, errors. No I/O, no Foundation.
         .target(name: "Varlink", swiftSettings: strict),
+        // Swift from `.varlink` files: types, errors, a typed client and a service protocol with its dispatch. The
+        // build plugin VarlinkGenerator runs varlink-swift-generator on every `.varlink` file of a target.
+        .target(name: "VarlinkCodeGeneration", dependencies: ["Varlink"], swiftSettings: strict),
+        .executableTarget(
+            name: "varlink-swift-generator", dependencies: ["Varlink", "VarlinkCodeGeneration"], swiftSettings: strict),
+        .plugin(name: "VarlinkGenerator", capability: .buildTool(), dependencies: ["varlink-swift-generator"]),
         // Beacon's side of the protocol: key paths and patterns, settings files, Beacon's interface texts. No I/O.
         .target(name: "BeaconProtocol", dependencies: ["Varlink"], swiftSettings: strict),
         // Any Codable value as a JSON value, through JSONEncoder and JSONDecoder: the only part of BeaconProtocol that
@@ -180,6 +188,17 @@ let package = Package(
             name: "BeaconClientTests",
             dependencies: ["BeaconClient", "BeaconFoundation", "BeaconProtocol", "BeaconTestSupport", "Signals"],
             swiftSettings: strict
+        ),
+        // The certification of the generated code: Python's varlink client against a generated service on the
+        // daemon's server, and a generated client against Python's server.
+        .testTarget(
+            name: "VarlinkTests",
+            dependencies: [
+                "BeaconClient", "BeaconDaemon", "BeaconTestSupport", "Varlink", "VarlinkCodeGeneration",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict,
+            plugins: ["VarlinkGenerator"]
         ),
         .testTarget(
             name: "beaconctlTests",

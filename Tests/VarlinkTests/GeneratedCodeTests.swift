@@ -1,0 +1,96 @@
+import Testing
+import Varlink
+import VarlinkCodeGeneration
+
+/// The code generated from `org.varlink.certification.varlink`, in process: values to JSON and back, decoding
+/// errors that name where, the interface's errors, and the generator's names.
+@Suite("generated code")
+struct GeneratedCodeTests {
+    @Test("a struct with nested anonymous types, optionals, sets and maps goes to JSON and back unchanged")
+    func roundTrip() throws {
+        let value = CertificationService.myType
+        let json = value.varlinkValue
+        #expect(try Certification.MyType(varlinkValue: json, path: "mytype") == value)
+        // nil optionals are left out; a set is an object of empty objects.
+        #expect(json["nullable"] == nil)
+        #expect(json["stringset"] == ["one": [:], "two": [:], "three": [:]])
+        #expect(json["enum"] == "two")
+        #expect(json["interface"]?["foo"] == [nil, ["foo": "foo", "bar": "bar"], nil, ["one": "foo", "two": "bar"]])
+        // null and absent are the same for an optional member.
+        var members = value.varlinkMembers
+        members["nullable"] = .null
+        #expect(try Certification.MyType(varlinkMembers: members, path: "") == value)
+    }
+
+    @Test("a value of the wrong type is an error naming where it was and what was expected")
+    func decodingErrors() {
+        var members = CertificationService.myType.varlinkMembers
+        members["struct"] = ["first": "one", "second": "2"]
+        #expect(throws: VarlinkDecodingError(path: "mytype.struct.first", expected: "int")) {
+            _ = try Certification.MyType(varlinkValue: .object(members), path: "mytype")
+        }
+        members = CertificationService.myType.varlinkMembers
+        members["enum"] = "four"
+        #expect(throws: VarlinkDecodingError(path: "enum", expected: "one of one, two, three")) {
+            _ = try Certification.MyType(varlinkMembers: members, path: "")
+        }
+        members["enum"] = nil
+        #expect(throws: VarlinkDecodingError(path: "enum", expected: "one of one, two, three")) {
+            _ = try Certification.MyType(varlinkMembers: members, path: "")
+        }
+        #expect(VarlinkDecodingError(path: "mytype.struct.first", expected: "int").parameter == "mytype")
+        #expect(VarlinkDecodingError(path: "list[2].name", expected: "int").parameter == "list")
+        // 1.0 is an int; 1.5 is not.
+        #expect(throws: Never.self) {
+            try Certification.Test03.Parameters(varlinkMembers: ["client_id": "x", "int": 1.0], path: "")
+        }
+        #expect(throws: VarlinkDecodingError.self) {
+            try Certification.Test03.Parameters(varlinkMembers: ["client_id": "x", "int": 1.5], path: "")
+        }
+    }
+
+    @Test("the interface's errors from and to varlink error replies")
+    func errors() {
+        #expect(Certification.Error(VarlinkError(name: "org.varlink.certification.ClientIdError")) == .clientIdError)
+        let failure = VarlinkError(
+            name: "org.varlink.certification.CertificationError", parameters: ["wants": ["a": 1], "got": "b"])
+        #expect(Certification.Error(failure) == .certificationError(.init(wants: ["a": 1], got: "b")))
+        #expect(Certification.Error.certificationError(.init(wants: ["a": 1], got: "b")).varlinkError == failure)
+        // Another interface's error, or one whose parameters do not fit, is not the interface's.
+        #expect(Certification.Error(VarlinkError(name: "org.varlink.service.MethodNotFound")) == nil)
+        #expect(Certification.Error(VarlinkError(name: "org.varlink.certification.CertificationError")) == nil)
+    }
+
+    @Test("the description served is the file's text, and the modes come from @mode lines")
+    func descriptionAndModes() throws {
+        let interface = try VarlinkInterface(parsing: Certification.description)
+        #expect(interface.name == Certification.name)
+        #expect(Certification.Test10.mode == "stream")
+        #expect(Certification.Test11.mode == "oneway")
+        #expect(Certification.Test01.mode == "call")
+        #expect(Certification.Test01.method == "org.varlink.certification.Test01")
+    }
+
+    @Test("names: snake_case to camelCase, keywords escaped, the namespace from the interface's last component")
+    func names() throws {
+        let interface = try VarlinkInterface(
+            parsing: """
+                interface io.example.some-thing
+                type Type (in: int, UUIDString: string, default: ?(a, b))
+                method Client() -> ()
+                error Error ()
+                """)
+        let generator = SwiftGenerator(access: .package)
+        #expect(generator.namespace(of: interface) == "SomeThing")
+        let text = generator.generate(interface, source: "x.varlink")
+        #expect(text.contains("package struct Type_: VarlinkStruct"))
+        #expect(text.contains("package var `in`: Int"))
+        #expect(text.contains("package var uuidString: String"))
+        #expect(text.contains("package var `default`: Default?"))
+        // The interface declares Client and Error: the generated client and error type step aside.
+        #expect(text.contains("package struct InterfaceClient: Sendable"))
+        #expect(text.contains("package enum InterfaceError: VarlinkInterfaceError"))
+        #expect(!text.contains("public "))
+        #expect(SwiftGenerator(namespaces: ["io.example.some-thing": "Other"]).namespace(of: interface) == "Other")
+    }
+}
