@@ -1,3 +1,5 @@
+import BeaconTestSupport
+import Foundation
 import Testing
 import Varlink
 import VarlinkCodeGeneration
@@ -92,5 +94,37 @@ struct GeneratedCodeTests {
         #expect(text.contains("package enum InterfaceError: VarlinkInterfaceError"))
         #expect(!text.contains("public "))
         #expect(SwiftGenerator(namespaces: ["io.example.some-thing": "Other"]).namespace(of: interface) == "Other")
+    }
+}
+
+/// `varlink-swift-generator`, as the build plugin runs it.
+@Suite("varlink-swift-generator")
+struct GeneratorToolTests {
+    @Test("writes NAME.swift for NAME.varlink; a file that does not parse is an error at its line and column")
+    func tool() throws {
+        let tool = try BuiltProducts.path("varlink-swift-generator", override: "VARLINK_SWIFT_GENERATOR_PATH")
+        let directory = try makeTemporaryDirectory("varlink-generator")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let good = directory + "/org.example.ping.varlink"
+        try "interface org.example.ping\nmethod Ping(text: string) -> (text: string)\n".write(
+            toFile: good, atomically: true, encoding: .utf8)
+        let run = try ChildProcess(tool, ["--access", "internal", "--output", directory, good], error: .capture)
+        #expect(run.wait() == 0)
+        let generated = try String(contentsOfFile: directory + "/org.example.ping.swift", encoding: .utf8)
+        #expect(generated.contains("internal enum Ping: VarlinkGeneratedInterface"))
+        #expect(generated.contains("internal func ping(text: String) async throws -> Ping.Reply"))
+
+        let bad = directory + "/org.example.bad.varlink"
+        try "interface org.example.bad\nmethod Ping(text: strung) -> ()\n".write(
+            toFile: bad, atomically: true, encoding: .utf8)
+        let failed = try ChildProcess(tool, ["--output", directory, bad], error: .capture)
+        #expect(failed.wait() == 1)
+        let message = String(decoding: failed.readError(), as: UTF8.self)
+        #expect(message.contains("org.example.bad.varlink:2:"), "\(message)")
+        #expect(message.contains("error:"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/org.example.bad.swift"))
+
+        let misused = try ChildProcess(tool, ["--access", "open", "--output", directory, good], error: .capture)
+        #expect(misused.wait() == 2)
     }
 }
