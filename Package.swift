@@ -47,7 +47,10 @@ let package = Package(
             name: "varlink-swift-generator", dependencies: ["Varlink", "VarlinkCodeGeneration"], swiftSettings: strict),
         .plugin(name: "VarlinkGenerator", capability: .buildTool(), dependencies: ["varlink-swift-generator"]),
         // Beacon's side of the protocol: key paths and patterns, settings files, Beacon's interface texts. No I/O.
-        .target(name: "BeaconProtocol", dependencies: ["Varlink"], swiftSettings: strict),
+        // Its interfaces are the `.varlink` files of Interfaces/, from which VarlinkGenerator writes their Swift.
+        .target(
+            name: "BeaconProtocol", dependencies: ["Varlink"], exclude: ["varlink-generator.json"],
+            swiftSettings: strict, plugins: ["VarlinkGenerator"]),
         // Any Codable value as a JSON value, through JSONEncoder and JSONDecoder: the only part of BeaconProtocol that
         // needs Foundation.
         .target(name: "BeaconProtocolFoundation", dependencies: ["BeaconProtocol"], swiftSettings: strict),

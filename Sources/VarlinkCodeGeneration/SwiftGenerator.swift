@@ -134,17 +134,17 @@ private struct InterfaceWriter {
             swiftType(type, nested: nested, qualifier: qualifier, nestedTypes: &nestedTypes)
         }
         switch type {
-        case .bool: return "Bool"
-        case .int: return "Int"
-        case .float: return "Double"
-        case .string: return "String"
+        case .bool: return "Swift.Bool"
+        case .int: return "Swift.Int"
+        case .float: return "Swift.Double"
+        case .string: return "Swift.String"
         case .object: return "JSONValue"
         case .named(let name): return namespace + "." + SwiftNames.typeName(name)
         case .array(let element): return "[" + inner(element) + "]"
-        case .dictionary(.structure(let fields)) where fields.isEmpty: return "Set<String>"
-        case .dictionary(.enumeration(let cases)) where cases.isEmpty: return "Set<String>"
+        case .dictionary(.structure(let fields)) where fields.isEmpty: return "Swift.Set<Swift.String>"
+        case .dictionary(.enumeration(let cases)) where cases.isEmpty: return "Swift.Set<Swift.String>"
         case .dictionary(let element):
-            return "[String: " + inner(element) + "]"
+            return "[Swift.String: " + inner(element) + "]"
         case .optional(let wrapped): return inner(wrapped) + "?"
         case .structure, .enumeration:
             nestedTypes.append((nested, type))
@@ -154,7 +154,7 @@ private struct InterfaceWriter {
 
     mutating func structure(_ depth: Int, _ name: String, _ fields: [VarlinkField], _ doc: String) {
         documentation(depth, doc)
-        line(depth, "\(access) struct \(name): VarlinkStruct, Hashable {")
+        line(depth, "\(access) struct \(name): VarlinkStruct, Swift.Hashable {")
         var nestedTypes: [(String, VarlinkType)] = []
         var properties: [(wire: String, swift: String, type: String)] = []
         for field in fields {
@@ -172,7 +172,7 @@ private struct InterfaceWriter {
         line(0, "")
         line(
             depth + 1,
-            "\(access) init(varlinkMembers members: [String: JSONValue], path: String) throws(VarlinkDecodingError) {")
+            "\(access) init(varlinkMembers members: [Swift.String: JSONValue], path: Swift.String) throws(VarlinkDecodingError) {")
         for property in properties {
             line(
                 depth + 2,
@@ -180,11 +180,11 @@ private struct InterfaceWriter {
         }
         line(depth + 1, "}")
         line(0, "")
-        line(depth + 1, "\(access) var varlinkMembers: [String: JSONValue] {")
+        line(depth + 1, "\(access) var varlinkMembers: [Swift.String: JSONValue] {")
         if properties.isEmpty {
             line(depth + 2, "[:]")
         } else {
-            line(depth + 2, "var members: [String: JSONValue] = [:]")
+            line(depth + 2, "var members: [Swift.String: JSONValue] = [:]")
             for property in properties {
                 line(
                     depth + 2, "members.setVarlinkMember(\(SwiftNames.stringLiteral(property.wire)), \(property.swift))"
@@ -210,14 +210,14 @@ private struct InterfaceWriter {
 
     mutating func enumeration(_ depth: Int, _ name: String, _ cases: [String], _ doc: String) {
         documentation(depth, doc)
-        line(depth, "\(access) enum \(name): String, VarlinkValue, CaseIterable, Hashable {")
+        line(depth, "\(access) enum \(name): Swift.String, VarlinkValue, Swift.CaseIterable, Swift.Hashable {")
         for value in cases {
             line(
                 depth + 1,
                 "case \(SwiftNames.identifier(SwiftNames.lowerCamel(value))) = \(SwiftNames.stringLiteral(value))")
         }
         line(0, "")
-        line(depth + 1, "\(access) init(varlinkValue value: JSONValue, path: String) throws(VarlinkDecodingError) {")
+        line(depth + 1, "\(access) init(varlinkValue value: JSONValue, path: Swift.String) throws(VarlinkDecodingError) {")
         line(depth + 2, "guard case .string(let text) = value, let known = Self(rawValue: text) else {")
         line(
             depth + 3,
@@ -261,7 +261,7 @@ private struct InterfaceWriter {
         }
         line(0, "")
         line(1, "/// The interface's errors.")
-        line(1, "\(access) enum \(errorType): VarlinkInterfaceError, Hashable {")
+        line(1, "\(access) enum \(errorType): VarlinkInterfaceError, Swift.Hashable {")
         for error in interface.errors {
             documentation(2, error.documentation)
             let caseName = SwiftNames.identifier(SwiftNames.lowerCamel(error.name))
@@ -337,7 +337,7 @@ private struct InterfaceWriter {
     mutating func client() {
         line(0, "")
         line(1, "/// The interface's methods, called through any varlink connection.")
-        line(1, "\(access) struct \(clientType): Sendable {")
+        line(1, "\(access) struct \(clientType): Swift.Sendable {")
         line(2, "\(access) let caller: any VarlinkCaller")
         line(0, "")
         line(2, "\(access) init(_ caller: any VarlinkCaller) {")
@@ -353,7 +353,7 @@ private struct InterfaceWriter {
             case .call, .upgrade:
                 line(2, "\(access) func \(function)(\(declaration)) async throws -> \(name).Reply {")
                 line(3, "let parameters = \(construction).varlinkMembers")
-                line(3, "let reply: [String: JSONValue]")
+                line(3, "let reply: [Swift.String: JSONValue]")
                 line(3, "do {")
                 line(4, "reply = try await caller.call(method: \(name).method, parameters: parameters)")
                 line(3, "} catch {")
@@ -364,14 +364,14 @@ private struct InterfaceWriter {
             case .stream:
                 line(
                     2,
-                    "\(access) func \(function)(\(declaration)) -> AsyncThrowingStream<\(name).Reply, any Swift.Error> {"
+                    "\(access) func \(function)(\(declaration)) -> _Concurrency.AsyncThrowingStream<\(name).Reply, any Swift.Error> {"
                 )
                 line(
                     3, "let replies = caller.stream(method: \(name).method, parameters: \(construction).varlinkMembers)"
                 )
                 line(3, "let caller = caller")
-                line(3, "return AsyncThrowingStream { continuation in")
-                line(4, "let task = Task {")
+                line(3, "return _Concurrency.AsyncThrowingStream { continuation in")
+                line(4, "let task = _Concurrency.Task {")
                 line(5, "do {")
                 line(6, "for try await reply in replies {")
                 line(7, "continuation.yield(try \(name).Reply(varlinkMembers: reply, path: \"\"))")
@@ -416,7 +416,7 @@ private struct InterfaceWriter {
         line(1, "/// `org.varlink.service.ExpectedMore`.")
         line(
             1,
-            "\(access) static func dispatch(_ call: VarlinkCall, to service: some \(serviceType), responder: any VarlinkResponder) -> Bool {"
+            "\(access) static func dispatch(_ call: VarlinkCall, to service: some \(serviceType), responder: any VarlinkResponder) -> Swift.Bool {"
         )
         line(2, "switch call.method {")
         for method in interface.methods {

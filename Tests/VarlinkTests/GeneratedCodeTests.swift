@@ -85,12 +85,12 @@ struct GeneratedCodeTests {
         let generator = SwiftGenerator(access: .package)
         #expect(generator.namespace(of: interface) == "SomeThing")
         let text = generator.generate(interface, source: "x.varlink")
-        #expect(text.contains("package struct Type_: VarlinkStruct"))
-        #expect(text.contains("package var `in`: Int"))
-        #expect(text.contains("package var uuidString: String"))
+        #expect(text.contains("package struct Type_: VarlinkStruct, Swift.Hashable"))
+        #expect(text.contains("package var `in`: Swift.Int"))
+        #expect(text.contains("package var uuidString: Swift.String"))
         #expect(text.contains("package var `default`: Default?"))
         // The interface declares Client and Error: the generated client and error type step aside.
-        #expect(text.contains("package struct InterfaceClient: Sendable"))
+        #expect(text.contains("package struct InterfaceClient: Swift.Sendable"))
         #expect(text.contains("package enum InterfaceError: VarlinkInterfaceError"))
         #expect(!text.contains("public "))
         #expect(SwiftGenerator(namespaces: ["io.example.some-thing": "Other"]).namespace(of: interface) == "Other")
@@ -112,7 +112,7 @@ struct GeneratorToolTests {
         #expect(run.wait() == 0)
         let generated = try String(contentsOfFile: directory + "/org.example.ping.swift", encoding: .utf8)
         #expect(generated.contains("internal enum Ping: VarlinkGeneratedInterface"))
-        #expect(generated.contains("internal func ping(text: String) async throws -> Ping.Reply"))
+        #expect(generated.contains("internal func ping(text: Swift.String) async throws -> Ping.Reply"))
 
         let bad = directory + "/org.example.bad.varlink"
         try "interface org.example.bad\nmethod Ping(text: strung) -> ()\n".write(
