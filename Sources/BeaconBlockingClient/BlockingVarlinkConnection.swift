@@ -17,7 +17,7 @@ import BeaconProtocol
 /// ```swift
 /// let connection = try BlockingVarlinkConnection(address: try BeaconAddress.fromEnvironment(), timeout: .seconds(5))
 /// let reply = try connection.call(
-///     VarlinkCall(method: "io.beacon.Properties.Get", parameters: ["key": "user.name"]), timeout: .seconds(5))
+///     VarlinkCall(method: IOBeaconProperties.Get.method, parameters: ["key": "user.name"]), timeout: .seconds(5))
 /// print(reply["property"]?["value"] ?? nil)
 /// ```
 ///

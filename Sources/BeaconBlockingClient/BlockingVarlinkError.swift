@@ -14,7 +14,7 @@ import BeaconProtocol
 ///
 /// ```swift
 /// do {
-///     let reply = try connection.call(VarlinkCall(method: "io.beacon.Properties.Get", parameters: ["key": "a"]))
+///     let reply = try connection.call(VarlinkCall(method: IOBeaconProperties.Get.method, parameters: ["key": "a"]))
 /// } catch where error.code == .remote {
 ///     print(error.remoteError?.name ?? "")
 /// }

@@ -2,26 +2,26 @@ import BeaconProtocol
 
 /// Method names of the Beacon interfaces.
 enum Method {
-    static let get = "io.beacon.Properties.Get"
-    static let set = "io.beacon.Properties.Set"
-    static let unset = "io.beacon.Properties.Unset"
-    static let list = "io.beacon.Properties.List"
-    static let watch = "io.beacon.Properties.Watch"
-    static let post = "io.beacon.Notifications.Post"
-    static let observe = "io.beacon.Notifications.Observe"
-    static let status = "io.beacon.Daemon.Status"
-    static let clients = "io.beacon.Daemon.Clients"
-    static let holdSleep = "io.beacon.Lifecycle.HoldSleep"
-    static let lifecycleState = "io.beacon.Lifecycle.State"
-    static let releaseSleep = "io.beacon.Lifecycle.Release"
-    static let suspend = "io.beacon.Suspend"
-    static let resume = "io.beacon.Resume"
-    static let describe = "io.beacon.Settings.Describe"
-    static let reset = "io.beacon.Settings.Reset"
-    static let schemas = "io.beacon.Settings.Schemas"
-    static let register = "io.beacon.Settings.Register"
-    static let dump = "io.beacon.Settings.Dump"
-    static let load = "io.beacon.Settings.Load"
+    static let get = IOBeaconProperties.Get.method
+    static let set = IOBeaconProperties.Set.method
+    static let unset = IOBeaconProperties.Unset.method
+    static let list = IOBeaconProperties.List.method
+    static let watch = IOBeaconProperties.Watch.method
+    static let post = IOBeaconNotifications.Post.method
+    static let observe = IOBeaconNotifications.Observe.method
+    static let status = IOBeaconDaemon.Status.method
+    static let clients = IOBeaconDaemon.Clients.method
+    static let holdSleep = IOBeaconLifecycle.HoldSleep.method
+    static let lifecycleState = IOBeaconLifecycle.State.method
+    static let releaseSleep = IOBeaconLifecycle.Release.method
+    static let suspend = IOBeacon.Suspend.method
+    static let resume = IOBeacon.Resume.method
+    static let describe = IOBeaconSettings.Describe.method
+    static let reset = IOBeaconSettings.Reset.method
+    static let schemas = IOBeaconSettings.Schemas.method
+    static let register = IOBeaconSettings.Register.method
+    static let dump = IOBeaconSettings.Dump.method
+    static let load = IOBeaconSettings.Load.method
 
     /// Every method the client calls through a typed function; a test holds it against the interfaces' IDL, so
     /// that a method added there without a typed function here is noticed.

@@ -67,10 +67,10 @@ public enum ProviderAnswer: Sendable, Hashable {
 }
 
 extension Method {
-    static let provide = "io.beacon.Providers.Provide"
-    static let answer = "io.beacon.Providers.Answer"
-    static let publish = "io.beacon.Providers.Publish"
-    static let setAvailable = "io.beacon.Providers.SetAvailable"
+    static let provide = IOBeaconProviders.Provide.method
+    static let answer = IOBeaconProviders.Answer.method
+    static let publish = IOBeaconProviders.Publish.method
+    static let setAvailable = IOBeaconProviders.SetAvailable.method
 }
 
 extension BeaconClient {

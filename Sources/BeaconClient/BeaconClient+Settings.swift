@@ -54,7 +54,8 @@ extension BeaconClient {
             decode: { (json, version) throws(BeaconError) in
                 guard let json else {
                     throw BeaconError(
-                        code: .keyNotFound, name: "io.beacon.Properties.KeyNotFound", parameters: ["key": .string(key)],
+                        code: .keyNotFound, name: IOBeaconProperties.KeyNotFound.name,
+                        parameters: ["key": .string(key)],
                         message: "\"\(key)\" has no value and no default")
                 }
                 return try ValueCoding.decode(Value.self, from: json, key: key, version: version)

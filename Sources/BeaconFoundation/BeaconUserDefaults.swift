@@ -50,7 +50,7 @@ open class BeaconUserDefaults: UserDefaults {
         do {
             try watch.send(
                 VarlinkCall(
-                    method: "io.beacon.Properties.Watch",
+                    method: IOBeaconProperties.Watch.method,
                     parameters: ["patterns": [.string(prefix + ".**")], "initial": true], more: true))
             apply(try watch.receive(deadline: BlockingDeadline(timeout: .seconds(5))), initial: true)
         } catch {
@@ -115,7 +115,7 @@ open class BeaconUserDefaults: UserDefaults {
         guard (try? PropertyKey(name(defaultName))) != nil, let json = PropertyListJSON.json(Self.plain(value)),
             !objectIsForced(forKey: defaultName)
         else { return }
-        guard call("io.beacon.Properties.Set", ["key": .string(name(defaultName)), "value": json]) != nil else {
+        guard call(IOBeaconProperties.Set.method, ["key": .string(name(defaultName)), "value": json]) != nil else {
             return
         }
         lock.withLock { stored[defaultName] = PropertyListJSON.value(json) }
@@ -137,7 +137,7 @@ open class BeaconUserDefaults: UserDefaults {
 
     open override func removeObject(forKey defaultName: String) {
         guard (try? PropertyKey(name(defaultName))) != nil, !objectIsForced(forKey: defaultName) else { return }
-        _ = call("io.beacon.Properties.Unset", ["key": .string(name(defaultName))])
+        _ = call(IOBeaconProperties.Unset.method, ["key": .string(name(defaultName))])
         lock.withLock { stored[defaultName] = nil }
         NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
     }
@@ -158,7 +158,7 @@ open class BeaconUserDefaults: UserDefaults {
                 registration = try? BlockingVarlinkConnection(address: address, timeout: .seconds(5))
             }
             _ = try? registration?.call(
-                VarlinkCall(method: "io.beacon.Settings.Register", parameters: ["schema": ["keys": .object(keys)]]),
+                VarlinkCall(method: IOBeaconSettings.Register.method, parameters: ["schema": ["keys": .object(keys)]]),
                 timeout: .seconds(5))
         }
     }

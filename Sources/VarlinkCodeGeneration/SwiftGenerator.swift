@@ -14,9 +14,7 @@ public struct SwiftGenerator: Sendable {
     }
 
     /// How a method is called.
-    public enum Mode: String, Sendable {
-        case call, stream, oneway, upgrade
-    }
+    public typealias Mode = VarlinkMethodMode
 
     public var access: Access
     /// The Swift name of each interface's namespace, by interface name; others get their last component
@@ -152,9 +150,13 @@ private struct InterfaceWriter {
         }
     }
 
-    mutating func structure(_ depth: Int, _ name: String, _ fields: [VarlinkField], _ doc: String) {
+    mutating func structure(
+        _ depth: Int, _ name: String, _ fields: [VarlinkField], _ doc: String, constants: [String] = []
+    ) {
         documentation(depth, doc)
         line(depth, "\(access) struct \(name): VarlinkStruct, Swift.Hashable {")
+        for constant in constants { line(depth + 1, constant) }
+        if !constants.isEmpty { line(0, "") }
         var nestedTypes: [(String, VarlinkType)] = []
         var properties: [(wire: String, swift: String, type: String)] = []
         for field in fields {
@@ -172,7 +174,8 @@ private struct InterfaceWriter {
         line(0, "")
         line(
             depth + 1,
-            "\(access) init(varlinkMembers members: [Swift.String: JSONValue], path: Swift.String) throws(VarlinkDecodingError) {")
+            "\(access) init(varlinkMembers members: [Swift.String: JSONValue], path: Swift.String) throws(VarlinkDecodingError) {"
+        )
         for property in properties {
             line(
                 depth + 2,
@@ -217,7 +220,9 @@ private struct InterfaceWriter {
                 "case \(SwiftNames.identifier(SwiftNames.lowerCamel(value))) = \(SwiftNames.stringLiteral(value))")
         }
         line(0, "")
-        line(depth + 1, "\(access) init(varlinkValue value: JSONValue, path: Swift.String) throws(VarlinkDecodingError) {")
+        line(
+            depth + 1,
+            "\(access) init(varlinkValue value: JSONValue, path: Swift.String) throws(VarlinkDecodingError) {")
         line(depth + 2, "guard case .string(let text) = value, let known = Self(rawValue: text) else {")
         line(
             depth + 3,
@@ -238,10 +243,16 @@ private struct InterfaceWriter {
         line(0, "")
         documentation(1, method.documentation)
         line(1, "\(access) enum \(name) {")
+        let qualified = SwiftNames.stringLiteral(interface.name + "." + method.name)
         line(2, "/// The method's qualified name.")
-        line(2, "\(access) static let method = \(SwiftNames.stringLiteral(interface.name + "." + method.name))")
+        line(2, "\(access) static let method = \(qualified)")
+        line(2, "/// The method's qualified name as a static string, for comparisons that read a call in place.")
+        if access != "internal" { line(2, "@inlinable") }
+        line(2, "\(access) static var staticMethod: Swift.StaticString { \(qualified) }")
         line(2, "/// How the method is called.")
-        line(2, "\(access) static let mode = \"\(SwiftGenerator.mode(of: method.documentation).rawValue)\"")
+        line(
+            2, "\(access) static let mode = VarlinkMethodMode.\(SwiftGenerator.mode(of: method.documentation).rawValue)"
+        )
         line(0, "")
         structure(2, "Parameters", method.input, "The call's parameters.")
         line(0, "")
@@ -255,9 +266,14 @@ private struct InterfaceWriter {
     // MARK: Errors
 
     mutating func errors() {
-        for error in interface.errors where !error.parameters.isEmpty {
+        for error in interface.errors {
             line(0, "")
-            structure(1, SwiftNames.typeName(error.name), error.parameters, "The parameters of \(error.name).")
+            structure(
+                1, SwiftNames.typeName(error.name), error.parameters, "The parameters of \(error.name).",
+                constants: [
+                    "/// The error's qualified name.",
+                    "\(access) static let name = \(SwiftNames.stringLiteral(interface.name + "." + error.name))",
+                ])
         }
         line(0, "")
         line(1, "/// The interface's errors.")

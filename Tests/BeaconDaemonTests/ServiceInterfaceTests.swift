@@ -1,6 +1,9 @@
 import BeaconProtocol
 import BeaconTestSupport
+import Foundation
 import Testing
+
+@testable import BeaconDaemon
 
 @Suite("org.varlink.service")
 struct ServiceInterfaceTests {
@@ -66,5 +69,28 @@ struct ServiceInterfaceTests {
         // The connection is still usable after errors.
         let info = try client.parameters("org.varlink.service.GetInfo")
         #expect(info["product"] == "beacond")
+    }
+}
+
+@Suite("the bus's method table")
+struct BusMethodTableTests {
+    @Test("answers exactly the methods of Beacon's .varlink files, streaming those marked @mode stream")
+    func tableFollowsTheInterfaces() throws {
+        var declared: [String: Bool] = [:]
+        for (name, text) in BeaconInterfaces.all {
+            for method in try VarlinkInterface(parsing: text).methods {
+                declared[name + "." + method.name] = isStreamed(method.documentation)
+            }
+        }
+        #expect(Set(BusMethods.table.keys) == Set(declared.keys))
+        for (name, method) in BusMethods.table {
+            #expect(method.streams == declared[name], "\(name)")
+        }
+        #expect(BusMethods.table[IOBeaconProperties.Watch.method]?.streams == true)
+        #expect(BusMethods.table[IOBeaconProperties.Get.method]?.streams == false)
+    }
+
+    private func isStreamed(_ documentation: String) -> Bool {
+        documentation.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == "@mode stream" }
     }
 }

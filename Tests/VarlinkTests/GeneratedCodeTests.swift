@@ -67,10 +67,13 @@ struct GeneratedCodeTests {
     func descriptionAndModes() throws {
         let interface = try VarlinkInterface(parsing: Certification.description)
         #expect(interface.name == Certification.name)
-        #expect(Certification.Test10.mode == "stream")
-        #expect(Certification.Test11.mode == "oneway")
-        #expect(Certification.Test01.mode == "call")
+        #expect(Certification.Test10.mode == .stream)
+        #expect(Certification.Test11.mode == .oneway)
+        #expect(Certification.Test01.mode == .call)
         #expect(Certification.Test01.method == "org.varlink.certification.Test01")
+        #expect(Certification.Test01.staticMethod.description == Certification.Test01.method)
+        #expect(Certification.ClientIdError.name == "org.varlink.certification.ClientIdError")
+        #expect(Certification.CertificationError.name == "org.varlink.certification.CertificationError")
     }
 
     @Test("names: snake_case to camelCase, keywords escaped, the namespace from the interface's last component")

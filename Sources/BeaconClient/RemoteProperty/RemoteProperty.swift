@@ -89,7 +89,7 @@ public final class RemoteProperty<Value: Sendable>: SignalProtocol, BindingOwner
             keyError = nil
         } catch {
             keyError = BeaconError(
-                code: .invalidKey, name: "io.beacon.Properties.InvalidKey",
+                code: .invalidKey, name: IOBeaconProperties.InvalidKey.name,
                 parameters: ["key": .string(key), "reason": .string(error.reason)],
                 message: "\"\(key)\" is not a valid key: \(error.reason)")
         }

@@ -72,7 +72,7 @@ extension BeaconBus {
                 if let wanted = subscription.object { object["object"] = .string(wanted) }
             }
             if lifecycle.sleep.contains(connection.id) {
-                object["stream"] = .string("io.beacon.Lifecycle.HoldSleep")
+                object["stream"] = .string(IOBeaconLifecycle.HoldSleep.method)
             }
             return .object(object)
         }

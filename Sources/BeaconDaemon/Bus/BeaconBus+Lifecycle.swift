@@ -195,10 +195,10 @@ extension BeaconBus {
 
 extension BusError {
     static func lifecycleUnavailable(_ reason: String) -> VarlinkError {
-        VarlinkError(name: "io.beacon.Lifecycle.Unavailable", parameters: ["reason": .string(reason)])
+        VarlinkError(name: IOBeaconLifecycle.Unavailable.name, parameters: ["reason": .string(reason)])
     }
 
     static func noSuchParticipant(_ participant: Int64) -> VarlinkError {
-        VarlinkError(name: "io.beacon.Lifecycle.NoSuchParticipant", parameters: ["participant": .int(participant)])
+        VarlinkError(name: IOBeaconLifecycle.NoSuchParticipant.name, parameters: ["participant": .int(participant)])
     }
 }

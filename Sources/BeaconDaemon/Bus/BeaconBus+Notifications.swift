@@ -62,7 +62,7 @@ extension BeaconBus {
     func observe(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let patterns = try parsePatterns(
             try parameters.stringArray("patterns"),
-            interface: "io.beacon.Notifications"
+            interface: IOBeaconNotifications.name
         )
         let delivery = try deliveryOptions(parameters)
         let object = try parameters.optionalString("object")

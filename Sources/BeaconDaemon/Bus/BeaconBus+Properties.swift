@@ -228,7 +228,7 @@ extension BeaconBus {
     }
 
     func watch(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        let patterns = try parsePatterns(try parameters.stringArray("patterns"), interface: "io.beacon.Properties")
+        let patterns = try parsePatterns(try parameters.stringArray("patterns"), interface: IOBeaconProperties.name)
         let initial = try parameters.bool("initial", default: false)
         let old = try parameters.bool("old", default: false)
         let origin = try parameters.bool("origin", default: true)

@@ -172,22 +172,22 @@ final class ProviderRegistry {
 extension BusError {
     static func providerUnavailable(_ key: String, reason: String) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.Providers.ProviderUnavailable",
+            name: IOBeaconProviders.ProviderUnavailable.name,
             parameters: ["key": .string(key), "reason": .string(reason)])
     }
 
     static func outcomeUnknown(_ key: String, reason: String) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.Providers.OutcomeUnknown", parameters: ["key": .string(key), "reason": .string(reason)])
+            name: IOBeaconProviders.OutcomeUnknown.name, parameters: ["key": .string(key), "reason": .string(reason)])
     }
 
     static func providerConflict(_ pattern: String) -> VarlinkError {
-        VarlinkError(name: "io.beacon.Providers.ProviderConflict", parameters: ["pattern": .string(pattern)])
+        VarlinkError(name: IOBeaconProviders.ProviderConflict.name, parameters: ["pattern": .string(pattern)])
     }
 
     static func notProvider(_ provider: Int64, reason: String) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.Providers.NotProvider",
+            name: IOBeaconProviders.NotProvider.name,
             parameters: ["provider": .int(provider), "reason": .string(reason)])
     }
 }
@@ -458,13 +458,13 @@ extension BeaconBus {
     // MARK: Methods
 
     func provide(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        let patterns = try parsePatterns(try parameters.stringArray("patterns"), interface: "io.beacon.Providers")
+        let patterns = try parsePatterns(try parameters.stringArray("patterns"), interface: IOBeaconProviders.name)
         var roots: [String] = []
         for pattern in patterns {
             let text = pattern.rawValue
             guard text.hasSuffix(".**"), !text.dropLast(3).contains("*") else {
                 throw BusError.invalidPattern(
-                    "io.beacon.Providers", text, reason: "a provider's pattern is a key followed by .**")
+                    IOBeaconProviders.name, text, reason: "a provider's pattern is a key followed by .**")
             }
             let root = String(text.dropLast(3))
             guard !Self.isReserved(root) else { throw BusError.readOnly(root) }
@@ -529,7 +529,7 @@ extension BeaconBus {
             guard VarlinkNames.isValidQualifiedMemberName(error) else { throw .invalidParameter("error") }
             var errorParameters: [String: JSONValue] = [:]
             if case .object(let members)? = parameters.optionalValue("errorParameters") { errorParameters = members }
-            if error == "io.beacon.Properties.VersionMismatch", let expected = request.ifVersion {
+            if error == IOBeaconProperties.VersionMismatch.name, let expected = request.ifVersion {
                 // The provider compared its own versions; the caller knows this daemon's.
                 errorParameters = [
                     "key": .string(request.key), "expected": .int(expected),
@@ -538,7 +538,7 @@ extension BeaconBus {
             }
             let reply = VarlinkError(name: error, parameters: errorParameters)
             providers.requests.removeValue(forKey: number)
-            if request.ephemeral, let caller = request.caller, error != "io.beacon.Providers.OutcomeUnknown" {
+            if request.ephemeral, let caller = request.caller, error != IOBeaconProviders.OutcomeUnknown.name {
                 providers.ephemeralKeys[caller.connection.id]?.remove(request.key)
                 if providers.ephemeralValues[request.key]?.owner == caller.connection.id {
                     providers.ephemeralValues.removeValue(forKey: request.key)

@@ -1,77 +1,108 @@
 import BeaconProtocol
 
-/// The bus's one method table: every method of every interface the bus serves, with the function that answers
-/// it. The Get, Set, Unset and Post calls are also answered read in place, without parsing them into values.
+/// The bus's one method table: every method of every interface the bus serves, named and moded as the generated
+/// code of its `.varlink` file says, with the function that answers it. The Get, Set, Unset and Post calls are also answered read in place, without parsing them into values.
 enum BusMethods {
     typealias Handler = @Sendable (BeaconBus, CallParameters, BusClient) throws(VarlinkError) -> Void
 
     struct Method: Sendable {
-        /// Streams its replies: must be called with `more`.
-        var streams = false
+        /// Streams its replies: must be called with `more` (`@mode stream` in its interface's `.varlink` file).
+        var streams: Bool
         var handler: Handler
+
+        init(_ mode: VarlinkMethodMode, handler: @escaping Handler) {
+            streams = mode == .stream
+            self.handler = handler
+        }
     }
 
     static let table: [String: Method] = [
-        "io.beacon.Properties.Get": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconProperties.Get.method: Method(IOBeaconProperties.Get.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.get(parameters, client: client)
         },
-        "io.beacon.Properties.Set": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconProperties.Set.method: Method(IOBeaconProperties.Set.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.set(parameters, client: client)
         },
-        "io.beacon.Properties.Unset": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconProperties.Unset.method: Method(IOBeaconProperties.Unset.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.unset(parameters, client: client)
         },
-        "io.beacon.Properties.List": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconProperties.List.method: Method(IOBeaconProperties.List.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.list(parameters, client: client)
         },
-        "io.beacon.Properties.Watch": Method(streams: true) { bus, parameters, client throws(VarlinkError) in
+        IOBeaconProperties.Watch.method: Method(IOBeaconProperties.Watch.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.watch(parameters, client: client)
         },
-        "io.beacon.Notifications.Post": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconNotifications.Post.method: Method(IOBeaconNotifications.Post.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.post(parameters, client: client)
         },
-        "io.beacon.Notifications.Observe": Method(streams: true) { bus, parameters, client throws(VarlinkError) in
+        IOBeaconNotifications.Observe.method: Method(IOBeaconNotifications.Observe.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.observe(parameters, client: client)
         },
-        "io.beacon.Settings.Describe": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconSettings.Describe.method: Method(IOBeaconSettings.Describe.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.describe(parameters, client: client)
         },
-        "io.beacon.Settings.Reset": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconSettings.Reset.method: Method(IOBeaconSettings.Reset.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.reset(parameters, client: client)
         },
-        "io.beacon.Settings.Schemas": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconSettings.Schemas.method: Method(IOBeaconSettings.Schemas.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.schemas(parameters, client: client)
         },
-        "io.beacon.Settings.Register": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconSettings.Register.method: Method(IOBeaconSettings.Register.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.register(parameters, client: client)
         },
-        "io.beacon.Settings.Dump": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconSettings.Dump.method: Method(IOBeaconSettings.Dump.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.dump(parameters, client: client)
         },
-        "io.beacon.Settings.Load": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconSettings.Load.method: Method(IOBeaconSettings.Load.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.load(parameters, client: client)
         },
-        "io.beacon.Providers.Provide": Method(streams: true) { bus, parameters, client throws(VarlinkError) in
+        IOBeaconProviders.Provide.method: Method(IOBeaconProviders.Provide.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.provide(parameters, client: client)
         },
-        "io.beacon.Providers.Answer": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconProviders.Answer.method: Method(IOBeaconProviders.Answer.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.answer(parameters, client: client)
         },
-        "io.beacon.Providers.Publish": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconProviders.Publish.method: Method(IOBeaconProviders.Publish.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.publish(parameters, client: client)
         },
-        "io.beacon.Providers.SetAvailable": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconProviders.SetAvailable.method: Method(IOBeaconProviders.SetAvailable.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.setAvailable(parameters, client: client)
         },
-        "io.beacon.Suspend": Method { bus, _, client in bus.suspend(client: client) },
-        "io.beacon.Resume": Method { bus, _, client throws(VarlinkError) in try bus.resume(client: client) },
-        "io.beacon.Daemon.Status": Method { bus, _, client in bus.replyStatus(to: client) },
-        "io.beacon.Daemon.Clients": Method { bus, _, client in bus.replyClients(to: client) },
-        "io.beacon.Lifecycle.State": Method { bus, _, client in bus.replyLifecycleState(to: client) },
-        "io.beacon.Lifecycle.HoldSleep": Method(streams: true) { bus, parameters, client throws(VarlinkError) in
+        IOBeacon.Suspend.method: Method(IOBeacon.Suspend.mode) { bus, _, client in bus.suspend(client: client) },
+        IOBeacon.Resume.method: Method(IOBeacon.Resume.mode) { bus, _, client throws(VarlinkError) in
+            try bus.resume(client: client)
+        },
+        IOBeaconDaemon.Status.method: Method(IOBeaconDaemon.Status.mode) { bus, _, client in bus.replyStatus(to: client)
+        },
+        IOBeaconDaemon.Clients.method: Method(IOBeaconDaemon.Clients.mode) { bus, _, client in
+            bus.replyClients(to: client)
+        },
+        IOBeaconLifecycle.State.method: Method(IOBeaconLifecycle.State.mode) { bus, _, client in
+            bus.replyLifecycleState(to: client)
+        },
+        IOBeaconLifecycle.HoldSleep.method: Method(IOBeaconLifecycle.HoldSleep.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.holdSleep(parameters, client: client)
         },
-        "io.beacon.Lifecycle.Release": Method { bus, parameters, client throws(VarlinkError) in
+        IOBeaconLifecycle.Release.method: Method(IOBeaconLifecycle.Release.mode) {
+            bus, parameters, client throws(VarlinkError) in
             try bus.release(parameters, client: client)
         },
     ]
@@ -86,13 +117,13 @@ enum BusMethods {
     /// Answers a call read in place when it is one of the methods answered so; returns false otherwise.
     static func handleInPlace(_ call: VarlinkCallView, client: BusClient, bus: BeaconBus) throws(VarlinkError) -> Bool {
         let parameters = CallParameters(call)
-        if call.methodIs("io.beacon.Notifications.Post") {
+        if call.methodIs(IOBeaconNotifications.Post.staticMethod) {
             try bus.post(parameters, client: client)
-        } else if call.methodIs("io.beacon.Properties.Get") {
+        } else if call.methodIs(IOBeaconProperties.Get.staticMethod) {
             try bus.get(parameters, client: client)
-        } else if call.methodIs("io.beacon.Properties.Set") {
+        } else if call.methodIs(IOBeaconProperties.Set.staticMethod) {
             try bus.set(parameters, client: client)
-        } else if call.methodIs("io.beacon.Properties.Unset") {
+        } else if call.methodIs(IOBeaconProperties.Unset.staticMethod) {
             try bus.unset(parameters, client: client)
         } else {
             return false

@@ -163,27 +163,27 @@ struct CallParameters {
 enum BusError {
     /// The tick's changes could not be made durable; the call had no effect.
     static func storeFailed(_ reason: String) -> VarlinkError {
-        VarlinkError(name: "io.beacon.StoreFailed", parameters: ["reason": .string(reason)])
+        VarlinkError(name: IOBeacon.StoreFailed.name, parameters: ["reason": .string(reason)])
     }
 
     static func keyNotFound(_ key: String) -> VarlinkError {
-        VarlinkError(name: "io.beacon.Properties.KeyNotFound", parameters: ["key": .string(key)])
+        VarlinkError(name: IOBeaconProperties.KeyNotFound.name, parameters: ["key": .string(key)])
     }
 
     static func versionMismatch(_ key: String, expected: Int64, actual: Int64) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.Properties.VersionMismatch",
+            name: IOBeaconProperties.VersionMismatch.name,
             parameters: ["key": .string(key), "expected": .int(expected), "actual": .int(actual)]
         )
     }
 
     static func readOnly(_ key: String) -> VarlinkError {
-        VarlinkError(name: "io.beacon.Properties.ReadOnly", parameters: ["key": .string(key)])
+        VarlinkError(name: IOBeaconProperties.ReadOnly.name, parameters: ["key": .string(key)])
     }
 
     static func invalidKey(_ key: String, reason: String) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.Properties.InvalidKey",
+            name: IOBeaconProperties.InvalidKey.name,
             parameters: ["key": .string(key), "reason": .string(reason)]
         )
     }
@@ -197,44 +197,44 @@ enum BusError {
 
     static func valueTooLarge(_ key: String, size: Int, limit: Int) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.Properties.ValueTooLarge",
+            name: IOBeaconProperties.ValueTooLarge.name,
             parameters: ["key": .string(key), "size": .int(Int64(size)), "limit": .int(Int64(limit))]
         )
     }
 
     static func invalidName(_ name: String, reason: String) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.Notifications.InvalidName",
+            name: IOBeaconNotifications.InvalidName.name,
             parameters: ["name": .string(name), "reason": .string(reason)]
         )
     }
 
     static func typeMismatch(_ key: String, expected: String, reason: String) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.Properties.TypeMismatch",
+            name: IOBeaconProperties.TypeMismatch.name,
             parameters: ["key": .string(key), "expected": .string(expected), "reason": .string(reason)]
         )
     }
 
     static func locked(_ key: String, file: String, line: Int) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.Properties.Locked",
+            name: IOBeaconProperties.Locked.name,
             parameters: ["key": .string(key), "file": .string(file), "line": .int(Int64(line))]
         )
     }
 
     static func invalidSchema(_ problems: [String]) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.Settings.InvalidSchema", parameters: ["problems": .array(problems.map { .string($0) })])
+            name: IOBeaconSettings.InvalidSchema.name, parameters: ["problems": .array(problems.map { .string($0) })])
     }
 
     static func notSuspended() -> VarlinkError {
-        VarlinkError(name: "io.beacon.NotSuspended", parameters: [:])
+        VarlinkError(name: IOBeacon.NotSuspended.name, parameters: [:])
     }
 
     static func limitExceeded(_ limit: String, maximum: Int) -> VarlinkError {
         VarlinkError(
-            name: "io.beacon.LimitExceeded",
+            name: IOBeacon.LimitExceeded.name,
             parameters: ["limit": .string(limit), "maximum": .int(Int64(maximum))]
         )
     }

@@ -87,8 +87,8 @@ final class Subscription {
 
     var methodName: String {
         switch kind {
-        case .watch: "io.beacon.Properties.Watch"
-        case .observe: "io.beacon.Notifications.Observe"
+        case .watch: IOBeaconProperties.Watch.method
+        case .observe: IOBeaconNotifications.Observe.method
         }
     }
 }

@@ -75,6 +75,18 @@ public struct VarlinkMethodCall<Parameters: VarlinkStruct, Reply: VarlinkStruct,
     }
 }
 
+/// How a method is called, as a `@mode` line of its documentation in a `.varlink` file says.
+public enum VarlinkMethodMode: String, Sendable, Hashable, CaseIterable {
+    /// One call, one reply (the default).
+    case call
+    /// Called with `"more": true`; replies with `continues` until the last.
+    case stream
+    /// Called with `"oneway": true`; no reply.
+    case oneway
+    /// Called with `"upgrade": true`; after the reply the connection carries another protocol.
+    case upgrade
+}
+
 /// A `.varlink` file's interface as generated code sees it: its name and the text served by
 /// `org.varlink.service.GetInterfaceDescription`.
 public protocol VarlinkGeneratedInterface {

@@ -19,7 +19,7 @@ struct ClientsCommand: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
-        let reply = try options.daemon().call("io.beacon.Daemon.Clients")
+        let reply = try options.daemon().call(IOBeaconDaemon.Clients.method)
         var output = OutputBuffer.standardOutput()
         if options.json {
             output.line(JSONText.compact(reply))

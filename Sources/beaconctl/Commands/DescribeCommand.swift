@@ -24,7 +24,7 @@ struct DescribeCommand: ParsableCommand {
     var key: String
 
     func run() throws {
-        let reply = try options.daemon().call("io.beacon.Settings.Describe", ["key": .string(key)])
+        let reply = try options.daemon().call(IOBeaconSettings.Describe.method, ["key": .string(key)])
         options.printReply(reply, human: DescribeCommand.lines)
     }
 

@@ -30,7 +30,7 @@ struct DeviceCommand: ParsableCommand {
         let daemon = try options.daemon()
         var values: [String: JSONValue] = [:]
         for prefix in ["system", "desktop", "session.screenSaver"] {
-            let reply = try daemon.call("io.beacon.Properties.List", ["prefix": .string(prefix)])
+            let reply = try daemon.call(IOBeaconProperties.List.method, ["prefix": .string(prefix)])
             for property in reply["properties"]?.arrayValue ?? [] {
                 guard let key = property["key"]?.stringValue, Self.keys.contains(where: { $0.key == key }),
                     let value = property["value"]

@@ -24,7 +24,7 @@ struct DumpCommand: ParsableCommand {
     func run() throws {
         var parameters: [String: JSONValue] = [:]
         if let prefix { parameters["prefix"] = .string(prefix) }
-        let reply = try options.daemon().call("io.beacon.Settings.Dump", parameters)
+        let reply = try options.daemon().call(IOBeaconSettings.Dump.method, parameters)
         options.printReply(reply) { reply, _ in [JSONText.pretty(reply["values"] ?? [:])] }
     }
 }

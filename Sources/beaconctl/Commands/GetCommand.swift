@@ -41,7 +41,7 @@ struct GetCommand: ParsableCommand {
 
     /// Runs the command; also called by ``FastPath`` without the argument parser.
     static func execute(key: String, raw: Bool, settings: CommandSettings) throws {
-        let reply = try settings.daemon().call("io.beacon.Properties.Get", ["key": .string(key)])
+        let reply = try settings.daemon().call(IOBeaconProperties.Get.method, ["key": .string(key)])
         var output = OutputBuffer.standardOutput()
         if settings.json {
             output.line(JSONText.compact(reply))

@@ -24,7 +24,7 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         var parameters: [String: JSONValue] = [:]
         if let prefix { parameters["prefix"] = .string(prefix) }
-        let reply = try options.daemon().call("io.beacon.Properties.List", parameters)
+        let reply = try options.daemon().call(IOBeaconProperties.List.method, parameters)
         var output = OutputBuffer.standardOutput()
         if options.json {
             output.line(JSONText.compact(reply))

@@ -55,7 +55,7 @@ struct LoadCommand: ParsableCommand {
         }
         var parameters: [String: JSONValue] = ["values": .object(values)]
         if !prefix.isEmpty { parameters["prefix"] = .string(prefix) }
-        let reply = try options.daemon().call("io.beacon.Settings.Load", parameters)
+        let reply = try options.daemon().call(IOBeaconSettings.Load.method, parameters)
         options.finishSettingsCall(reply, lockedKeys: "not loaded")
     }
 

@@ -35,7 +35,7 @@ struct PostCommand: ParsableCommand {
         if let userInfo { parameters["userInfo"] = try JSONText.value(userInfo, what: "USERINFO", string: string) }
         if let object { parameters["object"] = .string(object) }
         if deliverImmediately { parameters["deliverImmediately"] = true }
-        let reply = try options.daemon().call("io.beacon.Notifications.Post", parameters)
+        let reply = try options.daemon().call(IOBeaconNotifications.Post.method, parameters)
         if options.json {
             var output = OutputBuffer.standardOutput()
             output.line(JSONText.compact(reply))

@@ -27,7 +27,7 @@ struct ResetCommand: ParsableCommand {
     func run() throws {
         var parameters: [String: JSONValue] = ["key": .string(key)]
         if recursive { parameters["recursive"] = true }
-        let reply = try options.daemon().call("io.beacon.Settings.Reset", parameters)
+        let reply = try options.daemon().call(IOBeaconSettings.Reset.method, parameters)
         options.finishSettingsCall(reply, lockedKeys: "not reset")
     }
 }

@@ -21,7 +21,7 @@ struct SchemasCommand: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
-        let reply = try options.daemon().call("io.beacon.Settings.Schemas")
+        let reply = try options.daemon().call(IOBeaconSettings.Schemas.method)
         options.printReply(reply, human: SchemasCommand.lines)
     }
 

@@ -68,7 +68,7 @@ struct SetCommand: ParsableCommand {
         if let ifVersion { parameters["ifVersion"] = .int(ifVersion) }
         let daemon = try options.daemon()
         let connection = try daemon.connect(timeout: daemon.replyTimeout)
-        let call = VarlinkCall(method: "io.beacon.Properties.Set", parameters: parameters)
+        let call = VarlinkCall(method: IOBeaconProperties.Set.method, parameters: parameters)
         do {
             let reply = try connection.call(call, timeout: daemon.replyTimeout)
             if options.json {

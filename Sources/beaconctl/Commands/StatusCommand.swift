@@ -19,7 +19,7 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
-        let reply = try options.daemon().call("io.beacon.Daemon.Status")
+        let reply = try options.daemon().call(IOBeaconDaemon.Status.method)
         var output = OutputBuffer.standardOutput()
         if options.json {
             output.line(JSONText.compact(reply))

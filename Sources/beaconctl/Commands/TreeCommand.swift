@@ -41,7 +41,7 @@ struct TreeCommand: ParsableCommand {
     func run() throws {
         var parameters: [String: JSONValue] = [:]
         if let prefix { parameters["prefix"] = .string(prefix) }
-        let reply = try options.daemon().call("io.beacon.Properties.List", parameters)
+        let reply = try options.daemon().call(IOBeaconProperties.List.method, parameters)
         let root = Node()
         for property in reply["properties"]?.arrayValue ?? [] {
             guard let key = property["key"]?.stringValue else { continue }

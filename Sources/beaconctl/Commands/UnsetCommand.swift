@@ -25,7 +25,7 @@ struct UnsetCommand: ParsableCommand {
     func run() throws {
         var parameters: [String: JSONValue] = ["key": .string(key)]
         if let ifVersion { parameters["ifVersion"] = .int(ifVersion) }
-        let reply = try options.daemon().call("io.beacon.Properties.Unset", parameters)
+        let reply = try options.daemon().call(IOBeaconProperties.Unset.method, parameters)
         if options.json {
             var output = OutputBuffer.standardOutput()
             output.line(JSONText.compact(reply))

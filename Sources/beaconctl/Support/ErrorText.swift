@@ -16,38 +16,38 @@ enum ErrorText {
             return value.stringValue ?? JSONText.compact(value)
         }
         switch error.name {
-        case "io.beacon.Properties.KeyNotFound":
+        case IOBeaconProperties.KeyNotFound.name:
             return "no property is stored under \(text("key"))"
-        case "io.beacon.Properties.VersionMismatch":
+        case IOBeaconProperties.VersionMismatch.name:
             let actual = parameters["actual"]?.intValue
             let now = actual == 0 ? "does not exist" : "is at version \(text("actual"))"
             let expected = parameters["expected"]?.intValue == 0 ? "not to exist" : "version \(text("expected"))"
             return "\(text("key")) \(now), expected \(expected)"
-        case "io.beacon.Properties.ReadOnly":
+        case IOBeaconProperties.ReadOnly.name:
             return
                 "\(text("key")) is read-only (lifecycle, session, system, desktop and daemon keys are set by the daemon)"
-        case "io.beacon.Properties.InvalidKey":
+        case IOBeaconProperties.InvalidKey.name:
             return "\"\(text("key"))\" is not a valid key: \(text("reason"))"
-        case "io.beacon.Properties.InvalidPattern", "io.beacon.Notifications.InvalidPattern":
+        case IOBeaconProperties.InvalidPattern.name, IOBeaconNotifications.InvalidPattern.name:
             return "\"\(text("pattern"))\" is not a valid pattern: \(text("reason"))"
-        case "io.beacon.Properties.ValueTooLarge":
+        case IOBeaconProperties.ValueTooLarge.name:
             return "the value for \(text("key")) is \(text("size")) bytes, the limit is \(text("limit"))"
-        case "io.beacon.Properties.TypeMismatch":
+        case IOBeaconProperties.TypeMismatch.name:
             return "the value for \(text("key")) does not fit its schema (\(text("expected"))): \(text("reason"))"
-        case "io.beacon.Providers.ProviderUnavailable":
+        case IOBeaconProviders.ProviderUnavailable.name:
             return "\(text("key")) cannot be written now: \(text("reason"))"
-        case "io.beacon.Providers.OutcomeUnknown":
+        case IOBeaconProviders.OutcomeUnknown.name:
             return "\(text("key")) may or may not have been written (read it to know): \(text("reason"))"
-        case "io.beacon.Properties.Locked":
+        case IOBeaconProperties.Locked.name:
             return "\(text("key")) is locked by \(text("file")):\(text("line"))"
-        case "io.beacon.Settings.InvalidSchema":
+        case IOBeaconSettings.InvalidSchema.name:
             let problems = (parameters["problems"]?.arrayValue ?? []).map { $0.stringValue ?? JSONText.compact($0) }
             return "the schema has problems: " + (problems.isEmpty ? "?" : problems.joined(separator: "; "))
-        case "io.beacon.Notifications.InvalidName":
+        case IOBeaconNotifications.InvalidName.name:
             return "\"\(text("name"))\" cannot be posted: \(text("reason"))"
-        case "io.beacon.LimitExceeded":
+        case IOBeacon.LimitExceeded.name:
             return "the daemon's limit \(text("limit")) (\(text("maximum"))) is reached"
-        case "io.beacon.ProtocolError":
+        case IOBeacon.ProtocolError.name:
             return "the daemon rejected the message: \(text("reason"))"
         case "org.varlink.service.InterfaceNotFound":
             return "the daemon has no interface \(text("interface"))"

@@ -30,7 +30,7 @@ final class EventStreams {
     /// events of its first reply. Connecting and the first reply are bounded by the reply timeout.
     func subscribe(_ kind: Kind, _ parameters: [String: JSONValue]) throws -> [BusEvent] {
         let method =
-            kind == .properties ? "io.beacon.Properties.Watch" : "io.beacon.Notifications.Observe"
+            kind == .properties ? IOBeaconProperties.Watch.method : IOBeaconNotifications.Observe.method
         let connection = try daemon.connect(timeout: daemon.replyTimeout)
         let deadline = BlockingDeadline(timeout: daemon.replyTimeout)
         let reply: VarlinkReply
