@@ -1,7 +1,8 @@
 # Beacon: `make run` starts the daemon on its defaults, `make test` builds and passes every test.
 # Both install what is missing on a fresh Debian 12 machine first.
 
-SWIFT ?= swift
+# swift build is retried once when swift-build itself crashes (scripts/swift.sh says why).
+SWIFT ?= $(CURDIR)/scripts/swift.sh
 SWIFT_BUILD_FLAGS ?=
 APT_PACKAGES := pkg-config libsystemd-dev libsqlite3-dev sqlite3 dbus-daemon python3 python3-venv \
 	python3-dbusmock systemd etcd-server etcd-client openssl iproute2 nftables

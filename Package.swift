@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "Signals", targets: ["Signals"]),
         .library(name: "SignalsFoundation", targets: ["SignalsFoundation"]),
         .library(name: "Varlink", targets: ["Varlink"]),
+        .library(name: "VarlinkClient", targets: ["VarlinkClient"]),
         .executable(name: "varlink-swift-generator", targets: ["varlink-swift-generator"]),
         .plugin(name: "VarlinkGenerator", targets: ["VarlinkGenerator"]),
         .library(name: "BeaconProtocol", targets: ["BeaconProtocol"]),
@@ -118,8 +119,11 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // The daemon's address, the client's error and a blocking varlink connection: no NIO, no Foundation.
-        .target(name: "BeaconBlockingClient", dependencies: ["BeaconProtocol"], swiftSettings: strict),
+        // A varlink client of any service on a Unix socket: a blocking connection of plain POSIX calls, and an async
+        // client over it for generated code. No NIO, no Foundation.
+        .target(name: "VarlinkClient", dependencies: ["Varlink"], swiftSettings: strict),
+        // The daemon's address and the blocking connection to it: no NIO, no Foundation.
+        .target(name: "BeaconBlockingClient", dependencies: ["BeaconProtocol", "VarlinkClient"], swiftSettings: strict),
         .target(
             name: "BeaconClient",
             dependencies: [
@@ -197,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "VarlinkTests",
             dependencies: [
-                "BeaconClient", "BeaconDaemon", "BeaconTestSupport", "Varlink", "VarlinkCodeGeneration",
+                "BeaconClient", "BeaconDaemon", "BeaconTestSupport", "Varlink", "VarlinkClient", "VarlinkCodeGeneration",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict,

@@ -3,23 +3,29 @@ import BeaconProtocol
 import BeaconTestSupport
 import Foundation
 import Testing
+import VarlinkClient
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// The client side of the varlink certification: the Python `varlink` package's reference server for
-/// `org.varlink.certification`, called through the client generated from `org.varlink.certification.varlink` on a
-/// BeaconClient, in the order the certification asks for.
+/// `org.varlink.certification`, called through the client generated from `org.varlink.certification.varlink`, in the
+/// order the certification asks for: once on a BeaconClient, once on VarlinkClient's `VarlinkSocketClient`.
 @Suite("varlink certification, client side")
 struct CertificationClientTests {
     static let python = ProcessInfo.processInfo.environment["BEACON_TEST_PYTHON"]
 
+    enum Caller: String, CaseIterable, Sendable {
+        case beaconClient, varlinkSocketClient
+    }
+
     @Test(
         "Start, Test01 ... Test11 and End against the reference server",
-        .enabled(if: python != nil, "BEACON_TEST_PYTHON is not set (make test sets it)")
+        .enabled(if: python != nil, "BEACON_TEST_PYTHON is not set (make test sets it)"),
+        arguments: Caller.allCases
     )
-    func certification() async throws {
+    func certification(caller: Caller) async throws {
         let python = try #require(Self.python)
         let directory = try makeTemporaryDirectory("beacon-certification")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -34,16 +40,22 @@ struct CertificationClientTests {
 
         // The server is ready when its socket accepts a connection.
         let address = BeaconAddress(socketPath: socketPath)
-        var connected: BeaconClient?
+        var connected: (any VarlinkCaller)?
         let deadline = ContinuousClock.now + .seconds(30)
         while connected == nil {
             guard server.isRunning else { throw TestFailure("the reference server exited") }
             guard ContinuousClock.now < deadline else { throw TestFailure("the reference server did not listen") }
-            connected = try? await BeaconClient.connect(to: address)
+            switch caller {
+            case .beaconClient: connected = try? await BeaconClient.connect(to: address)
+            case .varlinkSocketClient: connected = try? VarlinkSocketClient(socketPath: socketPath)
+            }
             if connected == nil { try await Task.sleep(for: .milliseconds(20)) }
         }
         let client = try #require(connected)
-        defer { client.close() }
+        defer {
+            (client as? BeaconClient)?.close()
+            (client as? VarlinkSocketClient)?.close()
+        }
 
         let certification = Certification.Client(client)
         let id = try await certification.start().clientId

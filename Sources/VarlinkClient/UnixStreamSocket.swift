@@ -6,7 +6,7 @@
     import Darwin
 #endif
 
-/// How a client reaches the daemon: a Unix stream socket connected to its path. Both ``BlockingVarlinkConnection``
+/// How a client reaches a varlink service: a Unix stream socket connected to its path. ``BlockingVarlinkConnection``
 /// and the asynchronous client of the `BeaconClient` module connect through it.
 public enum UnixStreamSocket {
     /// Returns a close-on-exec socket connected to `socketPath`, in non-blocking mode.

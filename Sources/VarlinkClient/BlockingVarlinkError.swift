@@ -1,4 +1,4 @@
-import BeaconProtocol
+import Varlink
 
 #if canImport(Glibc)
     import Glibc
@@ -14,7 +14,7 @@ import BeaconProtocol
 ///
 /// ```swift
 /// do {
-///     let reply = try connection.call(VarlinkCall(method: IOBeaconProperties.Get.method, parameters: ["key": "a"]))
+///     let reply = try connection.call(VarlinkCall(method: "org.example.ping.Ping", parameters: ["text": "a"]))
 /// } catch where error.code == .remote {
 ///     print(error.remoteError?.name ?? "")
 /// }

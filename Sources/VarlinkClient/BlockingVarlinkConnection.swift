@@ -1,4 +1,4 @@
-import BeaconProtocol
+import Varlink
 
 #if canImport(Glibc)
     import Glibc
@@ -12,13 +12,14 @@ import BeaconProtocol
 ///
 /// Made for short-lived processes such as command-line tools: connecting costs one `socket` and one `connect`,
 /// nothing is started in the background, and every wait is bounded by a ``BlockingDeadline`` through `poll(2)`.
-/// Use the asynchronous client of the `BeaconClient` module for long-running programs.
+/// ``VarlinkSocketClient`` calls through it from async code.
 ///
 /// ```swift
-/// let connection = try BlockingVarlinkConnection(address: try BeaconAddress.fromEnvironment(), timeout: .seconds(5))
+/// let connection = try BlockingVarlinkConnection(socketPath: "/run/systemd/userdb/io.systemd.Multiplexer")
 /// let reply = try connection.call(
-///     VarlinkCall(method: IOBeaconProperties.Get.method, parameters: ["key": "user.name"]), timeout: .seconds(5))
-/// print(reply["property"]?["value"] ?? nil)
+///     VarlinkCall(method: "io.systemd.UserDatabase.GetUserRecord", parameters: ["uid": 0, "service": "io.systemd.Multiplexer"]),
+///     timeout: .seconds(5))
+/// print(reply["record"] ?? nil)
 /// ```
 ///
 /// Streamed calls (`"more": true`) are sent with ``send(_:deadline:)`` and read reply by reply with
@@ -55,13 +56,6 @@ public final class BlockingVarlinkConnection {
         self.limits = limits
         self.splitter = VarlinkFrameSplitter(maxFrameSize: limits.maxBytes)
         fileDescriptor = try UnixStreamSocket.connect(to: socketPath, timeout: timeout)
-    }
-
-    /// Connects to the daemon at `address`; see ``init(socketPath:timeout:limits:)``.
-    public convenience init(address: BeaconAddress, timeout: Duration? = nil, limits: JSONLimits = defaultLimits)
-        throws(BlockingVarlinkError)
-    {
-        try self.init(socketPath: address.socketPath, timeout: timeout, limits: limits)
     }
 
     deinit {
