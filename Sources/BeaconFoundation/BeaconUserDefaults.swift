@@ -27,6 +27,9 @@ open class BeaconUserDefaults: UserDefaults {
     private var stored: [String: Any] = [:]
     /// The suite's keys a lock holds.
     private var locked: Set<String> = []
+    /// The version of the change each key's value is from. A change of the Watch that is not newer than what this
+    /// object wrote since (the Watch reports this object's own writes too, later) is passed over.
+    private var versions: [String: Int64] = [:]
     private var registered: [String: Any] = [:]
     /// The connection that keeps the registration of the defaults (it lasts as long as the connection).
     private var registration: BlockingVarlinkConnection?
@@ -83,6 +86,9 @@ open class BeaconUserDefaults: UserDefaults {
             for change in reply.parameters["changes"]?.arrayValue ?? [] {
                 guard let key = change["key"]?.stringValue, key.hasPrefix(prefix + ".") else { continue }
                 let local = String(key.dropFirst(prefix.count + 1))
+                let version = change["version"]?.intValue ?? 0
+                if let known = versions[local], version <= known { continue }
+                versions[local] = version
                 if change["deleted"] == true || change["default"] == true {
                     stored[local] = nil
                 } else if let value = change["value"] {
@@ -94,6 +100,17 @@ open class BeaconUserDefaults: UserDefaults {
         }
         if changedElsewhere && !initial {
             NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+        }
+    }
+
+    /// Applies a write of `key` that the daemon answered with `reply`, unless the Watch already brought a newer
+    /// change of the key.
+    private func take(write reply: [String: JSONValue], of key: String, _ change: (inout [String: Any]) -> Void) {
+        let version = reply["version"]?.intValue ?? 0
+        lock.withLock {
+            if let known = versions[key], version <= known { return }
+            versions[key] = version
+            change(&stored)
         }
     }
 
@@ -115,10 +132,9 @@ open class BeaconUserDefaults: UserDefaults {
         guard (try? PropertyKey(name(defaultName))) != nil, let json = PropertyListJSON.json(Self.plain(value)),
             !objectIsForced(forKey: defaultName)
         else { return }
-        guard call(IOBeaconProperties.Set.method, ["key": .string(name(defaultName)), "value": json]) != nil else {
-            return
-        }
-        lock.withLock { stored[defaultName] = PropertyListJSON.value(json) }
+        guard let reply = call(IOBeaconProperties.Set.method, ["key": .string(name(defaultName)), "value": json])
+        else { return }
+        take(write: reply, of: defaultName) { $0[defaultName] = PropertyListJSON.value(json) }
         NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
     }
 
@@ -137,8 +153,10 @@ open class BeaconUserDefaults: UserDefaults {
 
     open override func removeObject(forKey defaultName: String) {
         guard (try? PropertyKey(name(defaultName))) != nil, !objectIsForced(forKey: defaultName) else { return }
-        _ = call(IOBeaconProperties.Unset.method, ["key": .string(name(defaultName))])
-        lock.withLock { stored[defaultName] = nil }
+        // A key without a value answers KeyNotFound: nothing to take then.
+        if let reply = call(IOBeaconProperties.Unset.method, ["key": .string(name(defaultName))]) {
+            take(write: reply, of: defaultName) { $0[defaultName] = nil }
+        }
         NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
     }
 

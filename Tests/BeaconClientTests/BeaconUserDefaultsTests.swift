@@ -65,6 +65,14 @@ struct BeaconUserDefaultsTests {
         #expect(defaults.integer(forKey: "fontSize") == 14)
         defaults.removeObject(forKey: "fontSize")
         #expect(defaults.integer(forKey: "fontSize") == 12)
+        // The Watch brings this object's own writes back later; an older one does not undo a newer write.
+        var undone = 0
+        for round in 0..<100 {
+            defaults.set(100 + round, forKey: "fontSize")
+            defaults.removeObject(forKey: "fontSize")
+            if defaults.integer(forKey: "fontSize") != 12 { undone += 1 }
+        }
+        #expect(undone == 0)
 
         let changes = Mutex(0)
         let token = NotificationCenter.default.addObserver(
