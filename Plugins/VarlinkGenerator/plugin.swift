@@ -4,12 +4,14 @@ import PackagePlugin
 /// Generates Swift from every `.varlink` file of a target, at build time, with `varlink-swift-generator`.
 ///
 /// A `varlink-generator.json` beside the target's sources may set `"access"` (`"public"`, `"package"` or
-/// `"internal"`; by default `public`) and `"namespaces"` (an interface's Swift name, by interface name).
+/// `"internal"`; by default `public`), `"namespaces"` (an interface's Swift name, by interface name) and
+/// `"namesOnly"` (`true`: only the names of the interface, its methods and errors, and the methods' modes).
 @main
 struct VarlinkGenerator: BuildToolPlugin {
     struct Configuration: Decodable {
         var access: String?
         var namespaces: [String: String]?
+        var namesOnly: Bool?
     }
 
     func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] {
@@ -22,6 +24,7 @@ struct VarlinkGenerator: BuildToolPlugin {
             let configuration = try JSONDecoder().decode(
                 Configuration.self, from: try Data(contentsOf: configurationURL))
             if let access = configuration.access { options += ["--access", access] }
+            if configuration.namesOnly == true { options.append("--names-only") }
             for (interface, name) in (configuration.namespaces ?? [:]).sorted(by: { $0.key < $1.key }) {
                 options += ["--namespace", "\(interface)=\(name)"]
             }

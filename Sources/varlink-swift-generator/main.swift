@@ -1,6 +1,6 @@
 // varlink-swift-generator: Swift from `.varlink` files, for the VarlinkGenerator build plugin or by hand.
 //
-//     varlink-swift-generator [--access public|package|internal] [--namespace INTERFACE=NAME]...
+//     varlink-swift-generator [--access public|package|internal] [--namespace INTERFACE=NAME]... [--names-only]
 //                             --output DIRECTORY FILE.varlink...
 //
 // Writes DIRECTORY/NAME.swift for each FILE/NAME.varlink. A file that does not parse is an error naming its line and
@@ -62,11 +62,14 @@ while let argument = arguments.popFirst() {
             fail("--namespace takes INTERFACE=NAME", status: 2)
         }
         generator.namespaces[String(value[..<equals])] = String(value[value.index(after: equals)...])
+    case "--names-only":
+        generator.output = .names
     case "--output":
         guard let value = arguments.popFirst() else { fail("--output takes a directory", status: 2) }
         output = value
     case "--help", "-h":
         print("usage: varlink-swift-generator [--access public|package|internal] [--namespace INTERFACE=NAME]...")
+        print("                               [--names-only]")
         print("                               --output DIRECTORY FILE.varlink...")
         exit(0)
     default:

@@ -97,6 +97,14 @@ struct GeneratedCodeTests {
         #expect(text.contains("package enum InterfaceError: VarlinkInterfaceError"))
         #expect(!text.contains("public "))
         #expect(SwiftGenerator(namespaces: ["io.example.some-thing": "Other"]).namespace(of: interface) == "Other")
+
+        // Names only: the constants, none of the types, the client or the service.
+        let names = SwiftGenerator(output: .names).generate(interface, source: "x.varlink")
+        #expect(names.contains("public enum Client {"))
+        #expect(names.contains("public static let method = \"io.example.some-thing.Client\""))
+        #expect(names.contains("public static let mode = VarlinkMethodMode.call"))
+        #expect(names.contains("public static let name = \"io.example.some-thing.Error\""))
+        #expect(!names.contains("struct") && !names.contains("protocol") && !names.contains("dispatch"))
     }
 }
 
