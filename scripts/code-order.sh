@@ -14,7 +14,9 @@
 # current build, which keeps each module's functions together. Code that is not split into a section per function
 # (most of the Swift standard library's, in its static archives) moves as one block with any function of it that
 # is listed. A symbol that a later build no longer has is skipped by the linker, so a stale list costs locality,
-# never correctness. Functions listed before that the build still has stay listed.
+# never correctness. Functions listed before that the build still has stay listed. Moving code to another module
+# renames its symbols: run this again then (moving the JSON parser and the varlink messages from BeaconProtocol to
+# Varlink left 247 entries stale and raised the idle daemon's PSS from 6,655 to 7,279 KiB until it was rerun).
 #
 # usage: [KEEP=1] scripts/code-order.sh [BEACOND]   (default: the static release build). Needs valgrind, gcc,
 # dbus-daemon, busctl and python3-dbusmock.
