@@ -1,4 +1,5 @@
 import BeaconProtocol
+import Synchronization
 
 /// What the schemas and the lockdown files in force say about keys, compiled for the bus's lookups.
 ///
@@ -74,7 +75,8 @@ final class SettingsOverlay: Sendable {
         var file: LockdownFile
     }
 
-    nonisolated(unsafe) private static var epochs: UInt32 = 0
+    /// The last epoch given out. Overlays are made on the event loop, and `empty` on first use from any thread.
+    private static let epochs = Atomic<UInt32>(0)
 
     let schemas: [Schema]
     let locks: [Lock]
@@ -92,11 +94,11 @@ final class SettingsOverlay: Sendable {
 
     static let empty = SettingsOverlay(schemaSources: [], lockdownSources: [], problems: [])
 
-    /// Runs on the event loop only (the epoch counter is not synchronized).
     init(schemaSources: [SchemaSource], lockdownSources: [LockdownSource], problems: [Problem]) {
-        Self.epochs &+= 1
-        if Self.epochs == 0 { Self.epochs = 1 }
-        epoch = Self.epochs
+        // 0 means "not looked up" in an entry's cached rule: skipped after a wrap.
+        var next = Self.epochs.wrappingAdd(1, ordering: .relaxed).newValue
+        if next == 0 { next = Self.epochs.wrappingAdd(1, ordering: .relaxed).newValue }
+        epoch = next
         self.schemaSources = schemaSources
         self.lockdownSources = lockdownSources
         var problems = problems
