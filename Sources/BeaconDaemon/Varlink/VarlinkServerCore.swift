@@ -131,10 +131,12 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         let tick = ServiceTick(eventLoop: eventLoop, service: service)
         self.tick = tick
         port = VarlinkServerPort(tick: tick, logger: logger, limits: limits)
-        // The core owns the port and outlives every connection.
-        port.refusal = { [unowned(unsafe) service] in service.error(refusing: $0) }
-        port.admit = { [unowned(unsafe) self] transport, credentials in
-            self.open(transport: transport, credentials: credentials)
+        // The core owns the port: these run while it lives. Held weakly all the same, so that a callback that
+        // outlived it would find nothing rather than freed memory.
+        port.refusal = { [weak service] in service?.error(refusing: $0) ?? .permissionDenied() }
+        port.admit = { [weak self] transport, credentials in
+            guard let self else { return .failure(.permissionDenied()) }
+            return self.open(transport: transport, credentials: credentials)
         }
         service.attached(
             to: VarlinkServerContext(eventLoop: eventLoop, address: address, budget: port.budget, tick: tick))
@@ -210,10 +212,10 @@ package final class VarlinkServerCore<Service: VarlinkService> {
                 dispatchFrame: { frame in
                     core._withUnsafeGuaranteedRef { $0.dispatch(frame: frame, on: connection, client: client) }
                 },
-                dispatchCall: { [unowned(unsafe) self] in self.dispatch($0, on: connection, client: client) },
-                closed: { [unowned(unsafe) self] in self.closed(connection, client: client) },
-                becameWritable: { [unowned(unsafe) self] in
-                    self.service.connectionBecameWritable(connection, client: client)
+                dispatchCall: { [weak self] in self?.dispatch($0, on: connection, client: client) },
+                closed: { [weak self] in self?.closed(connection, client: client) },
+                becameWritable: { [weak self] in
+                    self?.service.connectionBecameWritable(connection, client: client)
                 }
             ))
     }
