@@ -43,7 +43,7 @@
 #   functions that run are laid out with the daemon's own (scripts/beacond.order). The linker finds -lstdc++ (the
 #   standard library's link) in .build/static-archives first, which holds only that archive. libsqlite3 stays a
 #   shared library: Debian's security updates of SQLite must reach the daemon (lintian calls an embedded copy an
-#   error), and linked in it saved under 130 KiB more (scripts/idle-memory.sh, README).
+#   error), and linked in it saved under 130 KiB more (scripts/idle-memory.sh, Benchmarks/README.md).
 set -eu
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
