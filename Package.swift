@@ -123,7 +123,8 @@ let package = Package(
         // client over it for generated code. No NIO, no Foundation.
         .target(name: "VarlinkClient", dependencies: ["Varlink"], swiftSettings: strict),
         // The daemon's address and the blocking connection to it: no NIO, no Foundation.
-        .target(name: "BeaconBlockingClient", dependencies: ["BeaconProtocol", "VarlinkClient"], swiftSettings: strict),
+        .target(
+            name: "BeaconBlockingClient", dependencies: ["BeaconProtocol", "VarlinkClient"], swiftSettings: strict),
         .target(
             name: "BeaconClient",
             dependencies: [
@@ -201,7 +202,8 @@ let package = Package(
         .testTarget(
             name: "VarlinkTests",
             dependencies: [
-                "BeaconClient", "BeaconDaemon", "BeaconTestSupport", "Varlink", "VarlinkClient", "VarlinkCodeGeneration",
+                "BeaconClient", "BeaconDaemon", "BeaconTestSupport", "Varlink", "VarlinkClient",
+                "VarlinkCodeGeneration",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict,

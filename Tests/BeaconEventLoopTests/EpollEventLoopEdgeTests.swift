@@ -13,18 +13,6 @@ import Testing
 /// SwiftNIO `EventLoop` behaviour the daemon and the client use.
 @Suite("EpollEventLoop edges")
 struct EpollEventLoopEdgeTests {
-    func withLoop<T>(_ body: (EpollEventLoop) async throws -> T) async throws -> T {
-        let loop = try EpollEventLoop.start(name: "edge-loop")
-        do {
-            let result = try await body(loop)
-            try await loop.shutdownGracefully()
-            return result
-        } catch {
-            try? await loop.shutdownGracefully()
-            throw error
-        }
-    }
-
     /// Counts the calls of its `ready`, reading what arrives; on the loop only.
     final class Counter: EpollHandler, @unchecked Sendable {
         let fd: Int32
@@ -46,9 +34,9 @@ struct EpollEventLoopEdgeTests {
     @Test("a descriptor number reused within a round does not hand the old registration's event to the new handler")
     func numberReusedWithinARound() async throws {
         try await withLoop { loop in
-            let first = try pair()
-            let second = try pair()
-            let fresh = try pair()
+            let first = try socketPair()
+            let second = try socketPair()
+            let fresh = try socketPair()
             // The peers; the two watched ends (one of them by then the fresh socket) are closed at the end.
             defer { for fd in [first[1], second[1], fresh[1]] { close(fd) } }
             /// Whichever of the two runs first closes the other's descriptor and puts a new, silent socket under the
@@ -124,7 +112,7 @@ struct EpollEventLoopEdgeTests {
     func manyReadyAtOnce() async throws {
         try await withLoop { loop in
             let count = 150
-            let pairs = try (0..<count).map { _ in try pair() }
+            let pairs = try (0..<count).map { _ in try socketPair() }
             defer { for fd in pairs.joined() { close(fd) } }
             let counters = pairs.map { Counter(fd: $0[0]) }
             let all = loop.makePromise(of: Void.self)
@@ -239,11 +227,4 @@ struct EpollEventLoopEdgeTests {
             }
         }
     }
-}
-
-private func pair() throws -> [Int32] {
-    var pair: [Int32] = [-1, -1]
-    let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-    guard socketpair(AF_UNIX, type, 0, &pair) == 0 else { throw EpollError(call: "socketpair", errno: errno) }
-    return pair
 }

@@ -10,19 +10,6 @@ import Testing
 
 @Suite("EpollEventLoop")
 struct EpollEventLoopTests {
-    /// A loop on a thread of its own, shut down at the end of `body`.
-    func withLoop<T>(_ body: (EpollEventLoop) async throws -> T) async throws -> T {
-        let loop = try EpollEventLoop.start(name: "test-loop")
-        do {
-            let result = try await body(loop)
-            try await loop.shutdownGracefully()
-            return result
-        } catch {
-            try? await loop.shutdownGracefully()
-            throw error
-        }
-    }
-
     @Test("tasks from other threads run on the loop, in the order they were queued")
     func executeOrder() async throws {
         try await withLoop { loop in
@@ -327,12 +314,6 @@ private func contextSwitches(of thread: String) throws -> Int {
 }
 
 /// A connected pair of non-blocking Unix stream sockets.
-private func socketPair() throws -> [Int32] {
-    var pair: [Int32] = [-1, -1]
-    let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-    guard socketpair(AF_UNIX, type, 0, &pair) == 0 else { throw EpollError(call: "socketpair", errno: errno) }
-    return pair
-}
 
 /// Reads what its descriptor receives and reports what the loop told it, on the loop.
 private final class Recorder: EpollHandler, @unchecked Sendable {
