@@ -41,8 +41,10 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build --package-path Examples/FromTheMac $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build --package-path Examples/VarlinkCertification $(SWIFT_BUILD_FLAGS)
 	BEACON_TEST_PYTHON=$(CURDIR)/$(VENV)/bin/python3 \
 		FROM_THE_MAC_PATH=$$($(SWIFT) build --package-path Examples/FromTheMac $(SWIFT_BUILD_FLAGS) --show-bin-path)/FromTheMac \
+		VARLINK_CERTIFICATION_PATH=$$($(SWIFT) build --package-path Examples/VarlinkCertification $(SWIFT_BUILD_FLAGS) --show-bin-path)/varlink-certification \
 		$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 	for target in $(FUZZ_TARGETS); do \
 		BEACON_FUZZ_TARGET=$$target $$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/beacon-fuzz \

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SignalsFoundation", targets: ["SignalsFoundation"]),
         .library(name: "Varlink", targets: ["Varlink"]),
         .library(name: "VarlinkClient", targets: ["VarlinkClient"]),
+        .library(name: "VarlinkServer", targets: ["VarlinkServer"]),
         .executable(name: "varlink-swift-generator", targets: ["varlink-swift-generator"]),
         .plugin(name: "VarlinkGenerator", targets: ["VarlinkGenerator"]),
         .library(name: "BeaconProtocol", targets: ["BeaconProtocol"]),
@@ -99,11 +100,22 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // A varlink server of any service on a Unix socket, on one BeaconEventLoop: admission by uid and limits,
+        // the reading of calls, the writing of replies at the end of each tick, org.varlink.service.
+        .target(
+            name: "VarlinkServer",
+            dependencies: [
+                "BeaconEventLoop", "CEpoll", "Varlink",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "BeaconDaemon",
             dependencies: [
                 "BeaconConfiguration", "BeaconEventLoop", "BeaconProtocol", "BeaconSystemd", "CEpoll", "CMalloc",
-                "CSQLite", "CSystemdShims",
+                "CSQLite", "CSystemdShims", "VarlinkServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -184,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "BeaconDaemonTests",
             dependencies: [
-                "BeaconConfiguration", "BeaconDaemon", "BeaconProtocol", "BeaconTestSupport",
+                "BeaconConfiguration", "BeaconDaemon", "BeaconProtocol", "BeaconTestSupport", "VarlinkServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -200,9 +212,14 @@ let package = Package(
         // The certification of the generated code: Python's varlink client against a generated service on the
         // daemon's server, and a generated client against Python's server.
         .testTarget(
+            name: "VarlinkServerTests",
+            dependencies: ["VarlinkServer"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "VarlinkTests",
             dependencies: [
-                "BeaconClient", "BeaconDaemon", "BeaconTestSupport", "Varlink", "VarlinkClient",
+                "BeaconClient", "BeaconDaemon", "BeaconTestSupport", "Varlink", "VarlinkClient", "VarlinkServer",
                 "VarlinkCodeGeneration",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -75,6 +75,41 @@ struct ConfigurationTests {
         #expect(access(first.socketPath, F_OK) != 0, "the daemon that bound the file removes it")
     }
 
+    @Test("the fallback socket directory /tmp/beacon-UID is refused when others may enter it; a private one serves")
+    func fallbackDirectory() throws {
+        var template = Array("/tmp/beacon-fallback-test-XXXXXX".utf8CString)
+        let directory = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(chmod(directory, 0o755) == 0)
+        let address = "unix:" + directory + "/beacon.sock"
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BEACON_") }
+        for name in ["HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_DIRS"] {
+            environment[name] = home
+        }
+        environment["BEACON_ADDRESS"] = address
+        let log = home + "/stderr"
+        let process = try ChildProcess(
+            try BuiltProducts.beacond(), [], environment: environment, error: .file(log))
+        let status = process.wait(within: .seconds(60))
+        if status == nil {
+            process.signal(SIGKILL)
+            process.wait()
+        }
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(status != nil && status != 0, "the daemon served from a directory others may enter")
+        #expect(output.contains("is not a private directory owned by this user"), "stderr: \(output)")
+        #expect(access(directory + "/beacon.sock", F_OK) != 0)
+
+        #expect(chmod(directory, 0o700) == 0)
+        let daemon = try TestDaemon(environment: ["BEACON_ADDRESS": address])
+        let client = try VarlinkTestClient(path: directory + "/beacon.sock")
+        let served = try client.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
+        #expect(served["pid"]?.intValue == Int64(daemon.pid))
+        #expect(daemon.terminate() == 0)
+    }
+
     @Test("the documented default file matches the built-in defaults")
     func documentedDefaults() throws {
         let source = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()

@@ -3,6 +3,7 @@ import BeaconTestSupport
 import Foundation
 import Logging
 import Testing
+import VarlinkServer
 
 @testable import BeaconDaemon
 

@@ -26,17 +26,8 @@ struct CertificationClientTests {
         arguments: Caller.allCases
     )
     func certification(caller: Caller) async throws {
-        let python = try #require(Self.python)
-        let directory = try makeTemporaryDirectory("beacon-certification")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let socketPath = directory + "/certification.sock"
-        let server = try ChildProcess(
-            python, ["-m", "varlink.tests.test_certification", "--varlink=unix:" + socketPath])
-        defer {
-            // SIGKILL: the server keeps no state.
-            server.signal(SIGKILL)
-            server.wait()
-        }
+        let (socketPath, server) = try Self.startReferenceServer()
+        defer { Self.stop(server, socketPath: socketPath) }
 
         // The server is ready when its socket accepts a connection.
         let address = BeaconAddress(socketPath: socketPath)
@@ -104,5 +95,41 @@ struct CertificationClientTests {
             guard case .certificationError(let details)? = error as? Certification.Error else { return false }
             return details.wants.description.contains("Test01") && details.got.description.contains("Test02")
         }
+    }
+
+    @Test(
+        "Examples/VarlinkCertification's generated client passes against the reference server",
+        .enabled(if: python != nil && certificationProgram() != nil, CertificationTests.skipReason)
+    )
+    func exampleClient() async throws {
+        let program = try #require(certificationProgram())
+        let (socketPath, server) = try Self.startReferenceServer()
+        defer { Self.stop(server, socketPath: socketPath) }
+        try await waitUntilServing(socketPath, server: server)
+        let run = try await runWithDeadline(program, ["call", socketPath], deadline: .seconds(60))
+        #expect(!run.timedOut, "the example's client did not finish within a minute")
+        #expect(run.status == 0, "the example's client failed:\n\(run.output)\n\(run.errors)")
+        #expect(run.output.contains("Test10: 10 replies streamed"), "output:\n\(run.output)")
+        #expect(run.output.contains("End: all_ok true"), "output:\n\(run.output)")
+        #expect(run.output.contains("Test02 out of order: CertificationError"), "output:\n\(run.output)")
+        #expect(run.output.contains("Certification passed"), "output:\n\(run.output)")
+    }
+
+    /// Starts Python's reference server on a socket in a new temporary directory; returns the socket's path and
+    /// the server, which ``stop(_:socketPath:)`` ends.
+    static func startReferenceServer() throws -> (socketPath: String, server: ChildProcess) {
+        let python = try #require(Self.python)
+        let directory = try makeTemporaryDirectory("beacon-certification")
+        let socketPath = directory + "/certification.sock"
+        let server = try ChildProcess(
+            python, ["-m", "varlink.tests.test_certification", "--varlink=unix:" + socketPath])
+        return (socketPath, server)
+    }
+
+    /// Ends the reference server with SIGKILL (it keeps no state) and removes its directory.
+    static func stop(_ server: ChildProcess, socketPath: String) {
+        server.signal(SIGKILL)
+        server.wait()
+        try? FileManager.default.removeItem(atPath: (socketPath as NSString).deletingLastPathComponent)
     }
 }

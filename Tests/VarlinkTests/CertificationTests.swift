@@ -1,8 +1,8 @@
-import BeaconDaemon
 import BeaconProtocol
 import BeaconTestSupport
 import Foundation
 import Testing
+import VarlinkClient
 
 #if canImport(Glibc)
     import Glibc
@@ -11,19 +11,23 @@ import Testing
 #endif
 
 /// The varlink certification suite of the Python `varlink` package (`varlink.tests.test_certification`) against
-/// ``CertificationService`` on our varlink server layer, in process on a temporary Unix socket. The IDL comes from
-/// the installed package. `make test` sets BEACON_TEST_PYTHON to a virtual environment's python with `varlink`.
+/// `Examples/VarlinkCertification`, a separate package that serves `org.varlink.certification` with the server and
+/// code generated from its `.varlink` file, on a temporary Unix socket. `make test` builds the example first and
+/// names it in `VARLINK_CERTIFICATION_PATH`, and sets BEACON_TEST_PYTHON to a virtual environment's python with
+/// `varlink`.
 @Suite("varlink certification")
 struct CertificationTests {
     static let python = ProcessInfo.processInfo.environment["BEACON_TEST_PYTHON"]
+    static let program = certificationProgram()
     static let skipReason: Comment =
-        "BEACON_TEST_PYTHON is not set: no Python with the varlink package (make test sets it)"
+        "BEACON_TEST_PYTHON or VARLINK_CERTIFICATION_PATH is not set: no Python with the varlink package, or the example is not built (make test sets both)"
+    static let ready = python != nil && program != nil
     /// How long one Python process may run.
     static let deadline = Duration.seconds(60)
 
     @Test(
         "python -m varlink.tests.test_certification --client passes against our varlink server",
-        .enabled(if: python != nil, skipReason)
+        .enabled(if: ready, skipReason)
     )
     func certificationClient() async throws {
         let python = try #require(Self.python)
@@ -87,7 +91,7 @@ struct CertificationTests {
 
     @Test(
         "out-of-order calls, unknown client ids and a stream without more are refused with the IDL's errors",
-        .enabled(if: python != nil, skipReason)
+        .enabled(if: ready, skipReason)
     )
     func refusals() async throws {
         let python = try #require(Self.python)
@@ -116,42 +120,60 @@ struct CertificationTests {
         }
     }
 
-    /// Starts a ``VarlinkServer`` serving ``CertificationService`` with the IDL of the installed Python package on a
-    /// socket in a new temporary directory, runs `body` with the socket path and the IDL file's path, and shuts the
-    /// server down.
+    /// Starts the example's server (`varlink-certification serve`) on a socket in a new temporary directory, runs
+    /// `body` with the socket path and the path of a file holding the interface's text, then stops the server with
+    /// SIGTERM, which must end it cleanly.
     private func withCertificationServer(
         python: String,
         _ body: (_ socketPath: String, _ idlPath: String) async throws -> Void
     ) async throws {
+        let program = try #require(Self.program)
         let directory = try makeCertificationDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/certification.sock"
-        // The description the server serves, for the script to compare.
+        // The description the server must serve, for the script to compare: the interface's text, as the tests'
+        // own copy of the file has it.
         let idlPath = directory + "/org.varlink.certification.varlink"
         try Certification.description.write(toFile: idlPath, atomically: true, encoding: .utf8)
-        let server = try await VarlinkServer.start(
-            listener: .unixPath(path),
-            info: VarlinkServiceInfo(
-                vendor: "Beacon",
-                product: "varlink certification",
-                version: "1",
-                url: "https://varlink.org"
-            )
-        ) {
-            GeneratedCertificationServer()
-        }
+        let server = try ChildProcess(program, ["serve", path])
         do {
+            try await waitUntilServing(path, server: server)
             try await body(path, idlPath)
         } catch {
-            await server.shutdown()
+            server.signal(SIGKILL)
+            server.wait()
             throw error
         }
-        await server.shutdown()
+        server.signal(SIGTERM)
+        let status = server.wait(within: .seconds(30))
+        #expect(status == 0, "the example's server did not end cleanly on SIGTERM: \(String(describing: status))")
+    }
+}
+
+/// The example program: `VARLINK_CERTIFICATION_PATH`, else the example's own debug build when there is one.
+func certificationProgram() -> String? {
+    if let path = ProcessInfo.processInfo.environment["VARLINK_CERTIFICATION_PATH"], !path.isEmpty { return path }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let built = root.appendingPathComponent("Examples/VarlinkCertification/.build/debug/varlink-certification").path
+    return FileManager.default.isExecutableFile(atPath: built) ? built : nil
+}
+
+/// Waits until a server answers on `path` (a connection is accepted), for at most a minute (a loaded 2-CPU
+/// machine), or until `server` exits.
+func waitUntilServing(_ path: String, server: ChildProcess) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while (try? BlockingVarlinkConnection(socketPath: path, timeout: .seconds(2)))?.close() == nil {
+        guard server.isRunning else { throw CertificationSetupError(message: "the server exited") }
+        guard ContinuousClock.now < deadline else {
+            throw CertificationSetupError(message: "the server did not listen on \(path)")
+        }
+        try await Task.sleep(for: .milliseconds(20))
     }
 }
 
 /// A finished (or killed) child process.
-private struct ProcessRun: Sendable {
+struct ProcessRun: Sendable {
     var status: Int32
     var output: String
     var errors: String
@@ -159,7 +181,7 @@ private struct ProcessRun: Sendable {
     var timedOut: Bool
 }
 
-private struct CertificationSetupError: Error, CustomStringConvertible {
+struct CertificationSetupError: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
 }
@@ -174,7 +196,7 @@ private func makeCertificationDirectory() throws -> String {
 
 /// Runs a program to its end, or kills it with SIGKILL once `deadline` has passed. Its output goes through files,
 /// so neither stream can fill up and block it.
-private func runWithDeadline(_ executable: String, _ arguments: [String], deadline: Duration) async throws
+func runWithDeadline(_ executable: String, _ arguments: [String], deadline: Duration) async throws
     -> ProcessRun
 {
     let directory = try makeCertificationDirectory()

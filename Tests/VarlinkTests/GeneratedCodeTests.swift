@@ -8,9 +8,22 @@ import VarlinkCodeGeneration
 /// errors that name where, the interface's errors, and the generator's names.
 @Suite("generated code")
 struct GeneratedCodeTests {
+    /// Every kind of member: an object, an enum, a struct, an array, a map, a set, nested anonymous types and a nil
+    /// optional.
+    static let myType = Certification.MyType(
+        object: ["list": [1, 2.5, "three"], "nested": ["empty": [:]]],
+        enum: .two,
+        struct: .init(first: -7, second: "second"),
+        array: ["a", "b"],
+        dictionary: ["key": "value", "other": ""],
+        stringset: ["one", "two", "three"],
+        interface: .init(
+            foo: [nil, ["foo": .foo, "bar": .bar], nil, ["one": .foo, "two": .bar]], anon: .init(foo: false, bar: true))
+    )
+
     @Test("a struct with nested anonymous types, optionals, sets and maps goes to JSON and back unchanged")
     func roundTrip() throws {
-        let value = CertificationService.myType
+        let value = Self.myType
         let json = value.varlinkValue
         #expect(try Certification.MyType(varlinkValue: json, path: "mytype") == value)
         // nil optionals are left out; a set is an object of empty objects.
@@ -26,12 +39,12 @@ struct GeneratedCodeTests {
 
     @Test("a value of the wrong type is an error naming where it was and what was expected")
     func decodingErrors() {
-        var members = CertificationService.myType.varlinkMembers
+        var members = Self.myType.varlinkMembers
         members["struct"] = ["first": "one", "second": "2"]
         #expect(throws: VarlinkDecodingError(path: "mytype.struct.first", expected: "int")) {
             _ = try Certification.MyType(varlinkValue: .object(members), path: "mytype")
         }
-        members = CertificationService.myType.varlinkMembers
+        members = Self.myType.varlinkMembers
         members["enum"] = "four"
         #expect(throws: VarlinkDecodingError(path: "enum", expected: "one of one, two, three")) {
             _ = try Certification.MyType(varlinkMembers: members, path: "")

@@ -1,10 +1,10 @@
 import BeaconClient
-import BeaconDaemon
 import BeaconProtocol
 import BeaconTestSupport
 import Foundation
 import Testing
 import Varlink
+import VarlinkServer
 
 /// A client and a service generated from systemd's `io.systemd.UserDatabase` declarations, one calling the other
 /// over a real socket: the generated error cases, optional parameters and `object` replies as systemd's interface
@@ -50,7 +50,7 @@ struct UserDatabaseTests {
         let interfaceDescriptions = [(name: UserDatabase.name, description: UserDatabase.description)]
 
         func handle(_ call: VarlinkCall, on connection: VarlinkConnection, client: Void) {
-            if !UserDatabase.dispatch(call, to: users, responder: ConnectionResponder(connection)) {
+            if !UserDatabase.dispatch(call, to: users, responder: connection) {
                 connection.reply(error: .methodNotFound(call.method))
             }
         }

@@ -1,5 +1,6 @@
 import BeaconProtocol
 import NIOCore
+import VarlinkServer
 
 /// The subtrees whose Sets and Unsets a client decides (`io.beacon.Providers`), and the requests forwarded to
 /// their providers that wait for an answer.

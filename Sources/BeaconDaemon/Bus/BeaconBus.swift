@@ -2,6 +2,7 @@ import BeaconProtocol
 import BeaconSystemd
 import Logging
 import NIOCore
+import VarlinkServer
 
 /// The bus: properties, notifications and their subscribers, served as a ``VarlinkService``.
 ///
@@ -197,7 +198,15 @@ package final class BeaconBus: VarlinkService {
         }
     }
 
-    package func handle(_ call: VarlinkCallView, on connection: VarlinkConnection, client: BusClient) -> Bool {
+    /// Get, Set, Unset and Post are read in place (``BusMethods/handleInPlace(_:client:bus:)``).
+    package func frameHandler(on connection: VarlinkConnection, client: BusClient) -> VarlinkFrameHandler? {
+        VarlinkFrameHandler { [self] frame, limits in
+            connection.answerInPlace(frame, limits: limits) { handle($0, on: connection, client: client) }
+        }
+    }
+
+    /// Answers `call` read in place when it is one of the methods read so; otherwise returns false.
+    func handle(_ call: VarlinkCallView, on connection: VarlinkConnection, client: BusClient) -> Bool {
         do throws(VarlinkError) {
             return try BusMethods.handleInPlace(call, client: client, bus: self)
         } catch {

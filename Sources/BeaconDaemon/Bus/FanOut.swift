@@ -1,6 +1,7 @@
 import BeaconProtocol
 import Logging
 import NIOCore
+import VarlinkServer
 
 /// Subscriptions and fan-out: the pattern indices of the running Watch and Observe calls, the tick's change events
 /// and notifications, and their delivery, one message per subscriber and tick, encoded once per distinct

@@ -1,4 +1,5 @@
 import BeaconProtocol
+import VarlinkServer
 
 /// The bus's state of one connection.
 package final class BusClient {

@@ -1,5 +1,6 @@
 import BeaconProtocol
 import Logging
+import VarlinkServer
 
 /// The daemon's run: its services under a ServiceRunner. The `beacond` program does the process-wide set-up
 /// (allocator, logging, umask, file limit) and then calls ``run(configuration:load:logger:)``. Under a systemd

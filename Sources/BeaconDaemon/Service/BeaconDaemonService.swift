@@ -3,6 +3,7 @@ import BeaconProtocol
 import Logging
 import NIOCore
 import Synchronization
+import VarlinkServer
 
 #if canImport(Glibc)
     import Glibc
@@ -47,6 +48,7 @@ public final class BeaconDaemonService: Service, Sendable {
             if let descriptor = systemd.listenDescriptor() {
                 listener = .descriptor(descriptor)
             } else if let path = configuration.socketPath {
+                try Self.checkFallbackDirectory(of: path)
                 listener = .unixPath(path)
             } else {
                 throw ConfigurationError(key: "address", reason: "expected unix:PATH")
@@ -211,6 +213,19 @@ public final class BeaconDaemonService: Service, Sendable {
     package func withBus<T: Sendable>(_ body: @escaping @Sendable (BeaconBus) -> T) async -> T? {
         guard let server = state.withLock({ $0?.server }) else { return nil }
         return try? await server.withService(body)
+    }
+
+    /// The fallback socket directory, `/tmp/beacon-UID` (``DefaultPaths``), is in a directory anyone may write
+    /// to: when it exists already, it must be this user's and private, or another user could have made it to
+    /// watch or replace the socket.
+    static func checkFallbackDirectory(of socketPath: String) throws {
+        let directory = POSIX.parentDirectory(of: socketPath)
+        var info = stat()
+        guard directory.hasPrefix("/tmp/beacon-"), stat(directory, &info) == 0 else { return }
+        guard info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
+            throw ConfigurationError(
+                key: "address", reason: "\(directory) is not a private directory owned by this user")
+        }
     }
 
     static func serverLimits(_ configuration: DaemonConfiguration) -> VarlinkServerLimits {

@@ -2,6 +2,7 @@ import BeaconConfiguration
 import BeaconProtocol
 import CSQLite
 import Synchronization
+import VarlinkServer
 
 #if canImport(Glibc)
     import Glibc

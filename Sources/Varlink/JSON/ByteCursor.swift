@@ -88,6 +88,7 @@ package struct ByteCursor {
     }
 
     /// Writes the decimal digits of `value`, with a sign when negative: ``JSONWriter/decimalLength(_:)`` bytes.
+    @usableFromInline
     package mutating func write(int value: Int64) {
         var magnitude = value.magnitude
         let length = JSONWriter.decimalLength(value)

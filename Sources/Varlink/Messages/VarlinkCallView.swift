@@ -4,6 +4,7 @@
 /// The view points into the frame it was made from: use it only while those bytes stay valid and unchanged. It
 /// is made only for well-formed calls whose parts it can describe exactly (see ``init(parsing:limits:)``); for
 /// every other frame, ``VarlinkCall/init(parsing:limits:)`` decides, and names the error.
+@usableFromInline
 package struct VarlinkCallView {
     private let base: UnsafePointer<UInt8>
     // Offsets in 32 bits (frames are shorter): with the parameters, the view fits in 128 bytes.
@@ -13,7 +14,7 @@ package struct VarlinkCallView {
     /// The caller accepts several replies.
     package private(set) var more = false
     /// The caller wants no reply.
-    package private(set) var oneway = false
+    @usableFromInline package private(set) var oneway = false
     /// The caller asks to switch the connection to another protocol after the reply.
     package private(set) var upgrade = false
 
@@ -27,6 +28,7 @@ package struct VarlinkCallView {
     /// escapes or outside ASCII or longer than 65,535 bytes, a method name with escapes, more than six parameters, or
     /// limits deeper than the parser's recursion limit. When the method name is valid, a view holds what
     /// ``VarlinkCall/init(parsing:limits:)`` would: the same method, flags and parameters.
+    @usableFromInline
     package init?(parsing frame: UnsafeRawBufferPointer, limits: JSONLimits) {
         guard min(limits.maxDepth, JSONLimits.maximumDepth) <= JSONParser.recursionLimit,
             frame.count <= limits.maxBytes, frame.count < Int32.max, let raw = frame.baseAddress, frame.count > 0

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import Testing
+import VarlinkServer
 
 @testable import BeaconDaemon
 

@@ -1,5 +1,5 @@
-import BeaconProtocol
 import NIOCore
+import Varlink
 
 /// What `org.varlink.service.GetInfo` reports about a service.
 public struct VarlinkServiceInfo: Sendable, Hashable {
@@ -17,23 +17,24 @@ public struct VarlinkServiceInfo: Sendable, Hashable {
 }
 
 /// What a service may ask of the server that serves it.
-package struct VarlinkServerContext {
-    package let eventLoop: any EventLoop
+public struct VarlinkServerContext {
+    /// The loop the server and its service run on.
+    public let eventLoop: any EventLoop
     /// Where clients connect, `unix:PATH`.
-    package let address: String
+    public let address: String
     /// Memory held for each uid; a service charges what its clients make it keep.
     package let budget: VarlinkUidBudget
-    let tick: VarlinkTick
+    package let tick: VarlinkTick
 
     /// Has the service's ``VarlinkService/tickEnded()`` run at the end of this tick (or, when asked from it, once
     /// more in the next one).
-    package func scheduleEndOfTick() {
+    public func scheduleEndOfTick() {
         tick.workQueued()
     }
 }
 
 /// Why a server refused a connection.
-package enum VarlinkRefusal: Sendable, Hashable {
+public enum VarlinkRefusal: Sendable, Hashable {
     /// The peer's uid is neither the server's own nor one of ``VarlinkServerLimits/allowedUIDs``.
     case uidNotServed(UInt32)
     /// The peer's uid holds ``VarlinkServerLimits/maxConnectionsPerUid`` connections already.
@@ -45,11 +46,14 @@ package enum VarlinkRefusal: Sendable, Hashable {
 /// The methods of one or more varlink interfaces, served by a ``VarlinkServer``.
 ///
 /// Every requirement is called on the server's event loop, one at a time. A call is answered before
-/// `handle` returns, through ``VarlinkConnection/reply(_:continues:)`` or ``VarlinkConnection/reply(error:)``; a
-/// streamed call sends its first reply with `continues: true`, calls ``VarlinkConnection/beginStream()``, and later
-/// sends further replies at any time. The server checks that the interface and method exist; `org.varlink.service`
+/// `handle` returns, through ``VarlinkConnection/reply(_:continues:)`` or ``VarlinkConnection/reply(error:)``, or
+/// later after ``VarlinkConnection/deferReply()``; a streamed call sends its replies with `continues: true`, at any
+/// time, and its last one without. The server checks that the interface and method exist; `org.varlink.service`
 /// is answered by the server itself.
-package protocol VarlinkService: AnyObject, SendableMetatype {
+///
+/// A service written against an interface's generated `Service` protocol hands each call to the generated
+/// `dispatch(_:to:responder:)` with the connection as the responder.
+public protocol VarlinkService: AnyObject, SendableMetatype {
     /// The service's state of one connection, made when the connection is admitted and handed back with each of
     /// its calls.
     associatedtype Client = Void
@@ -69,11 +73,9 @@ package protocol VarlinkService: AnyObject, SendableMetatype {
     /// Answers a call of a method declared in one of ``interfaceDescriptions``.
     func handle(_ call: VarlinkCall, on connection: VarlinkConnection, client: Client)
 
-    /// Answers a call read in place, as `handle` would, when the service reads its method that way; otherwise
-    /// returns false without doing anything, and the call is parsed and handed to
-    /// ``handle(_:on:client:)-(VarlinkCall,_,_)``. Only calls of the service's own methods, recognized with
-    /// ``VarlinkCallView/methodIs(_:)``, may be answered: the method name of `call` is not checked otherwise.
-    func handle(_ call: VarlinkCallView, on connection: VarlinkConnection, client: Client) -> Bool
+    /// How calls of `connection` are answered read in place, before they are parsed, if the service reads any
+    /// that way; `nil` (the default) hands every call to ``handle(_:on:client:)`` parsed. Asked once per connection.
+    func frameHandler(on connection: VarlinkConnection, client: Client) -> VarlinkFrameHandler?
 
     /// Called once per event-loop tick in which output or work was queued, before the output is written: the place
     /// to make that tick's changes durable and to queue fan-out messages.
@@ -92,15 +94,15 @@ package protocol VarlinkService: AnyObject, SendableMetatype {
 }
 
 extension VarlinkService {
-    package func attached(to server: VarlinkServerContext) {}
-    package func connectionClosed(_ connection: VarlinkConnection, client: Client) {}
-    package func handle(_ call: VarlinkCallView, on connection: VarlinkConnection, client: Client) -> Bool { false }
-    package func tickEnded() {}
-    package var batchesAtEndOfTick: Bool { false }
-    package func connectionBecameWritable(_ connection: VarlinkConnection, client: Client) {}
-    package func error(refusing reason: VarlinkRefusal) -> VarlinkError { .permissionDenied() }
+    public func attached(to server: VarlinkServerContext) {}
+    public func connectionClosed(_ connection: VarlinkConnection, client: Client) {}
+    public func frameHandler(on connection: VarlinkConnection, client: Client) -> VarlinkFrameHandler? { nil }
+    public func tickEnded() {}
+    public var batchesAtEndOfTick: Bool { false }
+    public func connectionBecameWritable(_ connection: VarlinkConnection, client: Client) {}
+    public func error(refusing reason: VarlinkRefusal) -> VarlinkError { .permissionDenied() }
 }
 
 extension VarlinkService where Client == Void {
-    package func connectionOpened(_ connection: VarlinkConnection) {}
+    public func connectionOpened(_ connection: VarlinkConnection) {}
 }

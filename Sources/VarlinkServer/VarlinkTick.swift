@@ -5,7 +5,8 @@ import NIOCore
 ///
 /// Used on the server's event loop only. The service's part of the end of tick is what a subclass
 /// (``ServiceTick``) overrides: the connections see only this class.
-class VarlinkTick {
+@usableFromInline
+package class VarlinkTick {
     private let eventLoop: any EventLoop
     // Used for every call; no access spans a call that could reach it again, so the runtime's exclusivity checks
     // are skipped.
@@ -29,9 +30,10 @@ class VarlinkTick {
     var serviceBatches: Bool { false }
 
     /// The connections whose output is written at the end of this tick.
-    final var queuedConnections: [VarlinkConnection] { queue }
+    package final var queuedConnections: [VarlinkConnection] { queue }
 
     /// `connection` has output to write.
+    @usableFromInline
     final func outputQueued(on connection: VarlinkConnection) {
         if !connection.isQueuedForFlush {
             connection.isQueuedForFlush = true
@@ -87,7 +89,7 @@ class VarlinkTick {
 }
 
 /// The end of tick of a server of `Service`.
-final class ServiceTick<Service: VarlinkService>: VarlinkTick {
+package final class ServiceTick<Service: VarlinkService>: VarlinkTick {
     /// The server's core owns both the service and this tick, and outlives every end of tick. Unmanaged, so that a
     /// call retains and releases nothing.
     private let service: Unmanaged<Service>

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import BeaconDaemon
+@testable import VarlinkServer
 
 @Suite("TickStateMachine: when the end of tick runs")
 struct TickStateMachineTests {

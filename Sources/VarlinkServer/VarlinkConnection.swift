@@ -1,6 +1,6 @@
-import BeaconProtocol
 import Logging
 import NIOCore
+import Varlink
 
 #if canImport(Glibc)
     import Glibc
@@ -17,19 +17,19 @@ import NIOCore
 /// connection's output: no buffer is made for them and nothing is queued. What the socket does not take at once
 /// goes through the transport (``VarlinkTransport``), which waits for the socket to drain, keeps the watermarks and
 /// closes on an error.
-package final class VarlinkConnection {
+public final class VarlinkConnection {
     /// Unique for the server's lifetime.
-    package let id: Int
-    package let credentials: PeerCredentials
+    public let id: Int
+    public let credentials: PeerCredentials
     /// Microseconds since the Unix epoch.
-    package let connectedUsec: Int64
+    public let connectedUsec: Int64
 
     // These are read or written for every call. They are used on the event loop only, and no access to them spans a
     // call that could reach them again (``sendEncoded(_:)`` hands its closure a local array, not `output`), so they
     // skip the runtime exclusivity checks.
     /// The streamed call running on the connection, set by ``beginStream()``.
-    @exclusivity(unchecked) package private(set) var isStreaming = false
-    @exclusivity(unchecked) package private(set) var isClosed = false
+    @exclusivity(unchecked) public private(set) var isStreaming = false
+    @exclusivity(unchecked) public private(set) var isClosed = false
 
     /// What carries the connection's bytes.
     let transport: any VarlinkTransport
@@ -40,24 +40,24 @@ package final class VarlinkConnection {
     package var writesDirectly: Bool { descriptor >= 0 }
     /// The transport was handed output that it may not have written yet: a direct write must wait until it has.
     @exclusivity(unchecked) private var transportMayHoldOutput = false
-    private let tick: VarlinkTick
+    @usableFromInline let tick: VarlinkTick
     let logger: Logger
     /// Shared by the server's connections: log lines about clients are rate-limited per uid and reason.
-    let logLimiter: LogLimiter
-    @exclusivity(unchecked) private var output: [UInt8] = []
+    package let logLimiter: LogLimiter
+    @exclusivity(unchecked) @usableFromInline var output: [UInt8] = []
     @exclusivity(unchecked) private var shared: [ByteBuffer] = []
     /// How large the output grew before it was last written, when larger than what an idle connection keeps: a
     /// connection answering a stream of pipelined calls starts each tick's output at that size instead of growing
     /// it by doubling (``clearOutput()``).
-    @exclusivity(unchecked) private var outputHint = 0
-    @exclusivity(unchecked) var isQueuedForFlush = false
+    @exclusivity(unchecked) @usableFromInline var outputHint = 0
+    @exclusivity(unchecked) @usableFromInline var isQueuedForFlush = false
     @exclusivity(unchecked) private var closeAfterFlush = false
     /// Replies of a oneway call are dropped.
-    @exclusivity(unchecked) var discardsReplies = false
+    @exclusivity(unchecked) @usableFromInline var discardsReplies = false
     /// Calls that expect a reply, dispatched since the output was last written; their replies start at
     /// ``tickReplyStart`` of ``output``.
-    @exclusivity(unchecked) private(set) var tickCalls = 0
-    @exclusivity(unchecked) private var tickReplyStart = 0
+    @exclusivity(unchecked) @usableFromInline var tickCalls = 0
+    @exclusivity(unchecked) @usableFromInline var tickReplyStart = 0
 
     init(
         id: Int, credentials: PeerCredentials, transport: any VarlinkTransport, tick: VarlinkTick,
@@ -75,6 +75,7 @@ package final class VarlinkConnection {
 
     /// A call is about to be handled: a call that expects a reply is counted, so that its reply can be taken back
     /// (``failCallsOfThisTick(with:)``).
+    @inlinable
     func callBegins(oneway: Bool) {
         discardsReplies = oneway
         guard !oneway else { return }
@@ -83,13 +84,14 @@ package final class VarlinkConnection {
     }
 
     /// The call begun with ``callBegins(oneway:)`` was not handled after all: it is handled again once parsed.
+    @inlinable
     func callNotHandled(oneway: Bool) {
         if !oneway { tickCalls -= 1 }
     }
 
     /// Replaces the replies queued for the calls of this tick with `error`, one for each call. Replies already
     /// written to the socket are not taken back.
-    func failCallsOfThisTick(with error: VarlinkError) {
+    package func failCallsOfThisTick(with error: VarlinkError) {
         let calls = tickCalls
         guard calls > 0, !isClosed else { return }
         output.removeSubrange(min(tickReplyStart, output.count)...)
@@ -104,12 +106,32 @@ package final class VarlinkConnection {
     }
 
     /// Whether the peer takes its output fast enough (queued bytes below the high watermark).
-    package var isWritable: Bool { transport.isWritable }
+    public var isWritable: Bool { transport.isWritable }
 
     /// Bytes written to the socket layer and not yet taken by the peer, plus output queued for this tick.
-    package var queuedBytes: Int {
+    public var queuedBytes: Int {
         let buffered = transport.heldBytes ?? 0
         return buffered + output.count + shared.reduce(0) { $0 + $1.readableBytes }
+    }
+
+    /// Answers the call in `frame` read in place, through `answer`, when `answer` returns true; returns false, having
+    /// done nothing, when it does not answer the call, or when the call may not be answered now (a call during a
+    /// stream), and the frame is parsed and handed to ``VarlinkService/handle(_:on:client:)``. Only calls of the
+    /// service's own methods, recognized with ``VarlinkCallView/methodIs(_:)``, may be answered: the method name is
+    /// not checked otherwise. Inlined into the service's ``VarlinkService/frameHandler(on:client:)``.
+    @inlinable
+    package func answerInPlace(
+        _ frame: UnsafeRawBufferPointer, limits: JSONLimits, _ answer: (VarlinkCallView) -> Bool
+    ) -> Bool {
+        guard let call = VarlinkCallView(parsing: frame, limits: limits) else { return false }
+        if isStreaming && !call.oneway { return false }
+        callBegins(oneway: call.oneway)
+        defer { discardsReplies = false }
+        guard answer(call) else {
+            callNotHandled(oneway: call.oneway)
+            return false
+        }
+        return true
     }
 
     /// A failure closes the connection once its output is written: no further call is handled.
@@ -127,7 +149,7 @@ package final class VarlinkConnection {
 
     /// The current call is answered later (``deferReply()``): until ``answerDeferred(_:)``, no further call of the
     /// connection is handled, so that replies keep the order of the calls.
-    @exclusivity(unchecked) package private(set) var awaitsDeferredReply = false
+    @exclusivity(unchecked) public private(set) var awaitsDeferredReply = false
     /// Called once, on the event loop, when the deferred reply was sent; set by the reader that stopped for it.
     var onDeferredReplySent: (() -> Void)?
 
@@ -135,7 +157,7 @@ package final class VarlinkConnection {
     /// oneway call does not expect. The call no longer counts among this tick's replies
     /// (``failCallsOfThisTick(with:)``).
     @discardableResult
-    package func deferReply() -> Bool {
+    public func deferReply() -> Bool {
         guard !discardsReplies, !isClosed else { return false }
         tickCalls -= 1
         awaitsDeferredReply = true
@@ -144,7 +166,7 @@ package final class VarlinkConnection {
 
     /// Answers the call deferred with ``deferReply()``: `reply` sends its reply with the usual functions
     /// (``reply(_:integer:)``, ``reply(error:)``, ...), then the connection's further calls are handled.
-    package func answerDeferred(_ reply: (VarlinkConnection) -> Void) {
+    public func answerDeferred(_ reply: (VarlinkConnection) -> Void) {
         guard awaitsDeferredReply else { return }
         awaitsDeferredReply = false
         // Counted among this tick's calls: a failed commit of the tick answers it with the error instead.
@@ -156,36 +178,38 @@ package final class VarlinkConnection {
         }
     }
 
-    /// Sends a reply with `parameters`. A reply without `continues` ends a stream begun with ``beginStream()``.
-    package func reply(_ parameters: [String: JSONValue], continues: Bool = false) {
+    /// Sends a reply with `parameters`. A reply with `continues` begins a stream (``beginStream()``), or continues
+    /// it; one without ends it.
+    public func reply(_ parameters: [String: JSONValue], continues: Bool = false) {
         guard !discardsReplies else { return }
         sendEncoded { VarlinkReply(parameters: parameters, continues: continues).encode(into: &$0) }
-        if !continues { isStreaming = false }
+        isStreaming = continues
     }
 
     /// Sends an error reply, which also ends a stream.
-    package func reply(error: VarlinkError) {
+    public func reply(error: VarlinkError) {
         guard !discardsReplies else { return }
         sendEncoded { VarlinkReply(error: error).encode(into: &$0) }
         isStreaming = false
     }
 
-    /// Marks the current call as streamed: its first reply has been sent with `continues: true`, and until the
-    /// stream ends (a reply without `continues`, or ``endStream()``) further calls on the connection are refused,
-    /// except oneway ones.
-    package func beginStream() {
+    /// Marks the current call as streamed, as a reply with `continues` does: until the stream ends (a reply without
+    /// `continues`, or ``endStream()``) further calls on the connection are refused, except oneway ones. For a
+    /// stream whose first reply went out with ``sendEncoded(_:)``.
+    public func beginStream() {
         guard !discardsReplies else { return }
         isStreaming = true
     }
 
     /// Marks the stream as finished after its last reply was sent with ``sendEncoded(_:)``.
-    package func endStream() {
+    public func endStream() {
         isStreaming = false
     }
 
     /// Appends one or more complete, already encoded messages (each JSON text followed by a NUL byte).
     ///
     /// While a oneway call is being handled, nothing is sent: the caller asked for no reply.
+    @inlinable
     package func sendEncoded(_ body: (inout [UInt8]) -> Void) {
         guard !isClosed, !discardsReplies else { return }
         var buffer: [UInt8] = []
@@ -198,6 +222,7 @@ package final class VarlinkConnection {
 
     /// Queues the reply `{"parameters":{"NAME":VALUE}}` for a method whose only output is one integer. `name` is
     /// written as is: a plain ASCII parameter name.
+    @inlinable
     package func reply(_ name: StaticString, integer value: Int64) {
         sendEncoded { buffer in
             let count = name.utf8CodeUnitCount + JSONWriter.decimalLength(value) + 21
@@ -226,14 +251,14 @@ package final class VarlinkConnection {
     }
 
     /// Closes the connection after the output queued so far has been written.
-    package func close() {
+    public func close() {
         guard !isClosed else { return }
         closeAfterFlush = true
         tick.outputQueued(on: self)
     }
 
     /// Closes the connection at once, dropping the output queued for it.
-    package func abort() {
+    public func abort() {
         guard !isClosed else { return }
         markClosed()
         transport.close()
@@ -386,3 +411,6 @@ package final class VarlinkConnection {
         onDrained = nil
     }
 }
+
+/// A generated service's replies go to the connection its call came on.
+extension VarlinkConnection: VarlinkResponder {}

@@ -1,8 +1,8 @@
 import BeaconEventLoop
-import BeaconProtocol
 import Logging
 import NIOCore
 import Synchronization
+import Varlink
 
 #if canImport(Glibc)
     import Glibc
@@ -53,7 +53,7 @@ public struct VarlinkServerLimits: Sendable, Hashable {
 }
 
 /// The interfaces a server serves: `org.varlink.service` and the service's own, checked to parse.
-struct VarlinkInterfaceTable {
+package struct VarlinkInterfaceTable {
     /// Interface name to the names of its methods.
     private(set) var methods: [String: Set<String>] = [:]
     private(set) var descriptions: [String: String] = [:]
@@ -84,7 +84,7 @@ struct VarlinkInterfaceTable {
     /// The table of `descriptions`, parsed once for as long as they are the last ones asked for. A program may
     /// ask on another thread ahead of the server's start (``BeaconDaemon/prepare()``): the server then finds the
     /// table made, or waits for it.
-    static func parsed(_ descriptions: [(name: String, description: String)]) throws -> Self {
+    package static func parsed(_ descriptions: [(name: String, description: String)]) throws -> Self {
         try last.withLock { last in
             if let last, last.texts.elementsEqual(descriptions, by: { $0 == $1 }) { return try last.table.get() }
             let table = Result { try Self(service: descriptions) }
@@ -103,7 +103,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     /// Where clients connect, `unix:PATH`.
     package let address: String
     let logger: Logger
-    let tick: ServiceTick<Service>
+    package let tick: ServiceTick<Service>
     /// What the channel handlers share.
     let port: VarlinkServerPort
     package var limits: VarlinkServerLimits { port.limits }
@@ -114,7 +114,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     private var connectionsPerUID: [UInt32: Int] = [:]
     private var nextConnectionID = 1
 
-    init(
+    package init(
         eventLoop: any EventLoop,
         service: Service,
         info: VarlinkServiceInfo,
@@ -204,14 +204,10 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         connections[id] = connection
         transport.setWaterMark(limits.waterMark)
         let client = service.connectionOpened(connection)
-        // The core outlives its connections; unmanaged, a call retains and releases nothing.
-        let core = Unmanaged.passUnretained(self)
         return .success(
             VarlinkEndpoint(
                 connection: connection,
-                dispatchFrame: { frame in
-                    core._withUnsafeGuaranteedRef { $0.dispatch(frame: frame, on: connection, client: client) }
-                },
+                inPlace: service.frameHandler(on: connection, client: client),
                 dispatchCall: { [weak self] in self?.dispatch($0, on: connection, client: client) },
                 closed: { [weak self] in self?.closed(connection, client: client) },
                 becameWritable: { [weak self] in
@@ -238,22 +234,6 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     }
 
     // MARK: Calls
-
-    /// Hands a call to the service read in place from `frame` when the service answers it that way; returns
-    /// false, having done nothing, when the frame is to be parsed and given to ``dispatch(_:on:client:)``. The
-    /// method name is not checked here: services answer only their own methods (see
-    /// ``VarlinkCallView/methodIs(_:)``).
-    func dispatch(frame: UnsafeRawBufferPointer, on connection: VarlinkConnection, client: Service.Client) -> Bool {
-        guard let call = VarlinkCallView(parsing: frame, limits: port.jsonLimits) else { return false }
-        if connection.isStreaming && !call.oneway { return false }
-        connection.callBegins(oneway: call.oneway)
-        defer { connection.discardsReplies = false }
-        guard service.handle(call, on: connection, client: client) else {
-            connection.callNotHandled(oneway: call.oneway)
-            return false
-        }
-        return true
-    }
 
     func dispatch(_ call: VarlinkCall, on connection: VarlinkConnection, client: Service.Client) {
         if connection.isStreaming && !call.oneway {

@@ -1,5 +1,5 @@
-import BeaconProtocol
 import NIOCore
+import Varlink
 
 /// Splits the byte stream of one connection into NUL-terminated messages, parses each as a varlink call and hands
 /// it to the service through the connection's ``VarlinkEndpoint``. Malformed input gets `io.beacon.ProtocolError`
@@ -325,7 +325,7 @@ final class VarlinkReader {
             }
             offset += end + 1
             let frame = UnsafeRawBufferPointer(rebasing: rest[..<end])
-            if endpoint.dispatchFrame(frame) { continue }
+            if endpoint.dispatchFrame(frame, port.jsonLimits) { continue }
             do throws(VarlinkError) {
                 endpoint.dispatchCall(try VarlinkCall(parsing: frame, limits: port.jsonLimits))
             } catch {

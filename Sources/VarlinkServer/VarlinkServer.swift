@@ -1,4 +1,3 @@
-import BeaconConfiguration
 import BeaconEventLoop
 import Logging
 import NIOCore
@@ -14,17 +13,19 @@ import NIOCore
 /// All connections share the loop, so the service's state needs no locks and fan-out never crosses threads. The
 /// loop is Beacon's own (`EpollEventLoop`): the server accepts and reads its sockets itself (``SocketListener``,
 /// ``SocketTransport``), without SwiftNIO's channels, whose per-message path was most of a Get's instructions.
-package final class VarlinkServer<Service: VarlinkService>: Sendable {
+public final class VarlinkServer<Service: VarlinkService>: Sendable {
     /// Where to listen.
-    package enum Listener: Sendable, Hashable {
+    public enum Listener: Sendable, Hashable {
         /// Bind a new socket at this path (the directory is created 0700, the socket is made 0600).
         case unixPath(String)
         /// Adopt a listening socket passed by the service manager (socket activation).
         case descriptor(Int32)
     }
 
-    package let eventLoop: any EventLoop
-    package let address: String
+    /// The loop the server, its connections and its service run on.
+    public let eventLoop: any EventLoop
+    /// Where clients connect, `unix:PATH`.
+    public let address: String
     private let listener: NIOLoopBound<SocketListener>
     private let core: NIOLoopBound<VarlinkServerCore<Service>>
     /// The socket file the server bound, identified by device and inode: a later server may bind a new file at
@@ -51,7 +52,7 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
 
     /// Starts listening. `makeService` runs on the server's event loop and creates the service the server
     /// dispatches to. Without `eventLoop`, the server runs on a thread of its own, ended by ``shutdown()``.
-    package static func start(
+    public static func start(
         on eventLoop: EpollEventLoop? = nil,
         listener: Listener,
         info: VarlinkServiceInfo,
@@ -144,19 +145,17 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
         )
     }
 
-    /// Makes sure the socket's directory exists and is private, and removes a stale socket left by a daemon that
-    /// is gone. Refuses to start when another server answers on the path.
+    /// Makes sure the socket's directory exists (made 0700 when it does not), and removes a stale socket left by a
+    /// server that is gone. Refuses to start when another server answers on the path.
     static func prepareSocketPath(_ path: String) throws {
-        let directory = POSIX.parentDirectory(of: path)
         var info = stat()
-        if stat(directory, &info) != 0 {
-            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-                throw VarlinkServerError(message: "cannot create \(directory): \(String(cString: strerror(errno)))")
-            }
-        } else if directory.hasPrefix("/tmp/beacon-") {
-            // The fallback directory under /tmp must be ours and private.
-            guard info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
-                throw VarlinkServerError(message: "\(directory) is not a private directory owned by this user")
+        if let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.utf8.startIndex {
+            let directory = String(path[..<slash])
+            if stat(directory, &info) != 0 {
+                guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                    throw VarlinkServerError(
+                        message: "cannot create \(directory): \(String(cString: strerror(errno)))")
+                }
             }
         }
         guard lstat(path, &info) == 0 else { return }
@@ -257,12 +256,12 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
     }
 
     /// Runs `body` with the service on the server's event loop.
-    package func withService<T: Sendable>(_ body: @escaping @Sendable (Service) throws -> T) async throws -> T {
+    public func withService<T: Sendable>(_ body: @escaping @Sendable (Service) throws -> T) async throws -> T {
         try await withCore { try body($0.service) }
     }
 
     /// Runs `body` with the service at once; must be called on the server's event loop.
-    package func withServiceOnLoop<T>(_ body: (Service) throws -> T) rethrows -> T {
+    public func withServiceOnLoop<T>(_ body: (Service) throws -> T) rethrows -> T {
         eventLoop.preconditionInEventLoop()
         return try body(core.value.service)
     }
@@ -279,7 +278,7 @@ package final class VarlinkServer<Service: VarlinkService>: Sendable {
     }
 
     /// Stops accepting, closes every connection after writing what is queued, and removes the socket file.
-    package func shutdown() async {
+    public func shutdown() async {
         let listener = self.listener
         try? await eventLoop.submit { listener.value.close() }.get()
         socketFile?.removeIfUnchanged()

@@ -1,31 +1,11 @@
-import BeaconDaemon
-import BeaconProtocol
 import NIOCore
 import Varlink
+import VarlinkServer
 
-/// The daemon's varlink connection as the place a generated service's replies go: a reply with `continues` begins a
-/// stream on it.
-final class ConnectionResponder: VarlinkResponder {
-    let connection: VarlinkConnection
-
-    init(_ connection: VarlinkConnection) {
-        self.connection = connection
-    }
-
-    func reply(_ parameters: [String: JSONValue], continues: Bool) {
-        connection.reply(parameters, continues: continues)
-        if continues { connection.beginStream() }
-    }
-
-    func reply(error: VarlinkError) {
-        connection.reply(error: error)
-    }
-}
-
-/// `org.varlink.certification` on the daemon's varlink server, with the code generated from
-/// `org.varlink.certification.varlink`: the server hands each call to ``Certification/dispatch(_:to:responder:)``,
-/// which decodes it for ``CertificationService``.
-final class GeneratedCertificationServer: VarlinkService {
+/// `org.varlink.certification` on a ``VarlinkServer``: each call goes to the generated
+/// `Certification.dispatch(_:to:responder:)`, which decodes it for ``CertificationService`` and answers on the
+/// connection.
+final class CertificationServer: VarlinkService {
     let service = CertificationService()
     let interfaceDescriptions = [(name: Certification.name, description: Certification.description)]
 
@@ -34,7 +14,7 @@ final class GeneratedCertificationServer: VarlinkService {
     }
 
     func handle(_ call: VarlinkCall, on connection: VarlinkConnection, client: Void) {
-        if !Certification.dispatch(call, to: service, responder: ConnectionResponder(connection)) {
+        if !Certification.dispatch(call, to: service, responder: connection) {
             connection.reply(error: .methodNotFound(call.method))
         }
     }
@@ -199,9 +179,7 @@ final class CertificationService: Certification.Service {
         guard let first = values.first else { return }
         let rest = values.dropFirst()
         call.reply(.init(string: first), continues: !rest.isEmpty)
-        guard !rest.isEmpty, let eventLoop,
-            (call.responder as? ConnectionResponder)?.connection.isClosed == false
-        else { return }
+        guard !rest.isEmpty, let eventLoop, (call.responder as? VarlinkConnection)?.isClosed == false else { return }
         eventLoop.assumeIsolated().execute { [self] in
             stream(rest, to: call)
         }

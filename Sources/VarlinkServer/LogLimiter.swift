@@ -5,7 +5,7 @@ import NIOCore
 /// then a line saying how many were suppressed when the next one is allowed, the way journald limits a service.
 ///
 /// Used on the event loop only.
-final class LogLimiter {
+package final class LogLimiter {
     struct Key: Hashable {
         var source: String
         var reason: String
@@ -21,13 +21,13 @@ final class LogLimiter {
     let burst: Int
     private var windows: [Key: Window] = [:]
 
-    init(interval: TimeAmount = .seconds(10), burst: Int = 5) {
+    package init(interval: TimeAmount = .seconds(10), burst: Int = 5) {
         self.interval = UInt64(interval.nanoseconds)
         self.burst = burst
     }
 
     /// Logs `message` unless `source` logged `reason` ``burst`` times in this interval.
-    func log(
+    package func log(
         _ logger: Logger,
         _ level: Logger.Level,
         source: String,
