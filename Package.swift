@@ -72,8 +72,9 @@ let package = Package(
         .target(
             name: "BeaconSystemd",
             dependencies: [
-                "CSystemd", "CSystemdShims",
+                "BeaconEventLoop", "CSystemd", "CSystemdShims",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

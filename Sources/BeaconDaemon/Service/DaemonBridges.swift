@@ -2,7 +2,8 @@ import BeaconSystemd
 import Logging
 
 /// The daemon's bridges from D-Bus: the logind lifecycle bridge and the declarative bridge of the configuration.
-/// Each runs on a thread of its own; their events are applied to the bus on its event loop, in order.
+/// Both run on the daemon's event loop (sd-bus's descriptors and time-outs are the loop's), so they cost no thread;
+/// their events are applied to the bus in order.
 final class DaemonBridges: Sendable {
     let logind: LogindBridge?
     let dbus: DBusBridge?
@@ -17,6 +18,7 @@ final class DaemonBridges: Sendable {
             do {
                 logind = try LogindBridge(
                     configuration: configuration.lifecycle.bridgeConfiguration(),
+                    eventLoop: DaemonEventLoop.shared,
                     logger: logger
                 )
             } catch {
@@ -30,6 +32,7 @@ final class DaemonBridges: Sendable {
                 dbus = try DBusBridge(
                     mappings: configuration.bridge,
                     reconnect: DBusReconnectPolicy(initialDelay: configuration.lifecycle.reconnectDelay),
+                    eventLoop: DaemonEventLoop.shared,
                     logger: logger
                 )
             } catch {
@@ -39,7 +42,7 @@ final class DaemonBridges: Sendable {
         self.dbus = dbus
     }
 
-    /// Starts the bridges' threads and applies their events through `apply` until ``shutdown()``. Returns when
+    /// Starts the bridges and applies their events through `apply` until ``shutdown()``. Returns when
     /// both event streams have finished.
     func run(
         applyLifecycle: @escaping @Sendable (LogindEvent) async -> Void,
@@ -69,7 +72,7 @@ final class DaemonBridges: Sendable {
         }
     }
 
-    /// Releases the sleep inhibitor, closes the bus connections and stops the threads; ``run`` then returns.
+    /// Releases the sleep inhibitor and closes the bus connections; ``run`` then returns.
     func shutdown() {
         logind?.shutdown()
         dbus?.shutdown()

@@ -1,3 +1,4 @@
+import BeaconEventLoop
 import CSystemd
 import Logging
 import Synchronization
@@ -121,7 +122,8 @@ public enum DBusBridgeEvent: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Turns D-Bus properties and signals of other services into Beacon properties and notifications, as listed in
-/// the configuration. One connection (and thread) per bus used; each reconnects by itself, and a service that
+/// the configuration. One connection per bus used, on the loop given (else on a loop of its own); each reconnects
+/// by itself, and a service that
 /// leaves and comes back is read again.
 ///
 /// ```swift
@@ -141,9 +143,10 @@ public final class DBusBridge: Sendable {
     private let started = Mutex(false)
 
     /// Validates every mapping (throwing ``DBusConfigurationError`` for the first bad one).
+    /// `eventLoop`: the loop to run on; without one, each bus's connection starts a loop (a thread) of its own.
     public init(
         mappings: [DBusMapping], reconnect: DBusReconnectPolicy = DBusReconnectPolicy(),
-        callTimeout: Duration = .seconds(10), logger: Logger
+        callTimeout: Duration = .seconds(10), eventLoop: EpollEventLoop? = nil, logger: Logger
     ) throws {
         for mapping in mappings { try mapping.validate() }
         (events, continuation) = AsyncStream.makeStream(of: DBusBridgeEvent.self, bufferingPolicy: .unbounded)
@@ -151,7 +154,7 @@ public final class DBusBridge: Sendable {
         for mapping in mappings where !buses.contains(mapping.bus) { buses.append(mapping.bus) }
         var parts: [(loop: SDBusLoop, core: DBusBridgeCore)] = []
         for bus in buses {
-            let loop = try SDBusLoop(address: bus, reconnectPolicy: reconnect, logger: logger)
+            let loop = try SDBusLoop(address: bus, reconnectPolicy: reconnect, eventLoop: eventLoop, logger: logger)
             let core = DBusBridgeCore(
                 mappings: mappings.filter { $0.bus == bus }, loop: loop, callTimeout: callTimeout, logger: logger
             ) { [continuation] event in continuation.yield(event) }
@@ -170,7 +173,7 @@ public final class DBusBridge: Sendable {
             return !started
         }
         guard first else { return }
-        for part in parts { try part.loop.start(delegate: part.core) }
+        for part in parts { part.loop.start(delegate: part.core) }
     }
 
     public func shutdown() {
@@ -189,7 +192,7 @@ public final class DBusBridge: Sendable {
     }
 }
 
-/// The bridge's work for one bus, on that bus's thread.
+/// The bridge's work for one bus, on that bus's loop.
 final class DBusBridgeCore: SDBusLoopDelegate, @unchecked Sendable {
     private let mappings: [DBusMapping]
     private let loop: SDBusLoop

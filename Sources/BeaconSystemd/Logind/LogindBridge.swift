@@ -1,3 +1,4 @@
+import BeaconEventLoop
 import Logging
 import Synchronization
 
@@ -107,7 +108,8 @@ public struct LogindBridgeStatus: Sendable, Hashable {
 /// until the sleep delay runs out (never longer than logind's `InhibitDelayMaxUSec`). After wake-up it takes
 /// a new inhibitor.
 ///
-/// The bridge runs on a thread of its own; every method here is safe from any thread.
+/// The bridge runs on the event loop it is given (the daemon's own, so that it costs no thread), else on a loop
+/// of its own; every method here is safe from any thread.
 public final class LogindBridge: Sendable {
     /// The bridge's events. Meant for one consumer; finishes after ``shutdown()``.
     public let events: AsyncStream<LogindEvent>
@@ -116,11 +118,15 @@ public final class LogindBridge: Sendable {
     private let core: LogindBridgeCore
     private let started = Mutex(false)
 
-    public init(configuration: LogindBridgeConfiguration = LogindBridgeConfiguration(), logger: Logger)
-        throws(DBusError)
-    {
+    /// `eventLoop`: the loop to run on; without one, the bridge starts a loop (a thread) of its own.
+    public init(
+        configuration: LogindBridgeConfiguration = LogindBridgeConfiguration(), eventLoop: EpollEventLoop? = nil,
+        logger: Logger
+    ) throws(DBusError) {
         (events, continuation) = AsyncStream.makeStream(of: LogindEvent.self, bufferingPolicy: .unbounded)
-        loop = try SDBusLoop(address: configuration.bus, reconnectPolicy: configuration.reconnect, logger: logger)
+        loop = try SDBusLoop(
+            address: configuration.bus, reconnectPolicy: configuration.reconnect, eventLoop: eventLoop,
+            logger: logger)
         core = LogindBridgeCore(configuration: configuration, loop: loop, logger: logger) { [continuation] event in
             continuation.yield(event)
         }
@@ -130,17 +136,17 @@ public final class LogindBridge: Sendable {
         shutdown()
     }
 
-    /// Starts the thread, which connects, finds the session and reports. Calling it twice does nothing.
+    /// Connects, finds the session and reports, on the bridge's loop. Calling it twice does nothing.
     public func start() throws(DBusError) {
         let first = started.withLock { started in
             defer { started = true }
             return !started
         }
         guard first else { return }
-        try loop.start(delegate: core)
+        loop.start(delegate: core)
     }
 
-    /// Releases the inhibitor, closes the connection, stops the thread and finishes ``events``.
+    /// Releases the inhibitor, closes the connection, stops a loop of the bridge's own and finishes ``events``.
     public func shutdown() {
         loop.stop { [core] in core.shutdown() }
         continuation.finish()

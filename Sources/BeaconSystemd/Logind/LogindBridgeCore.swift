@@ -21,7 +21,7 @@ enum Logind {
     static let defaultInhibitDelayMax = Duration.seconds(5)
 }
 
-/// The logind bridge's state machine. It lives on the bus thread: every method runs there (entry points from
+/// The logind bridge's state machine. It lives on the bus's loop: every method runs there (entry points from
 /// other threads go through ``SDBusLoop/execute(_:)``), so its state needs no lock; only ``status`` is shared.
 final class LogindBridgeCore: SDBusLoopDelegate, @unchecked Sendable {
     private let configuration: LogindBridgeConfiguration

@@ -1,5 +1,7 @@
+import BeaconEventLoop
 import CSystemd
 import Logging
+import NIOCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -8,7 +10,7 @@ import Synchronization
     import Musl
 #endif
 
-/// Receives the connection's ups and downs, on the loop thread.
+/// Receives the connection's ups and downs, on the loop.
 protocol SDBusLoopDelegate: AnyObject {
     /// A new connection is open; install matches and read state now.
     func busDidConnect(_ loop: SDBusLoop)
@@ -29,33 +31,38 @@ public struct DBusReconnectPolicy: Sendable, Hashable {
     func next(after delay: Duration) -> Duration { min(delay * 2, maximumDelay) }
 }
 
-/// One sd-bus connection served by a thread of its own.
+/// One sd-bus connection, driven by an event loop.
 ///
-/// sd-bus objects are not thread-safe, so everything that touches the `sd_bus` runs on this thread: the thread
-/// loops over `sd_bus_process` and `poll(2)` on the bus fd plus a wake-up pipe. Other threads hand work over with
-/// ``execute(_:)``; the work then runs on the thread, as do timers, match handlers and reply handlers.
+/// sd-bus objects are not thread-safe, so everything that touches the `sd_bus` runs on the loop: the bus's
+/// descriptor is registered with it for the events `sd_bus_get_events` asks for, its time-out
+/// (`sd_bus_get_timeout`) is a timer of the loop, and every readiness, timer or job ends by processing the bus
+/// until it has nothing left, then arming the descriptor and the timer again, as sd-event does for sd-bus.
+/// Other threads hand work over with ``execute(_:)``; timers, match handlers and reply handlers run on the loop.
+/// Given the daemon's loop, the connection costs no thread; without one, it starts a loop of its own.
+///
 /// When the connection drops (or cannot be opened) the loop tells its delegate and opens a new one after a backoff;
 /// while the bus's socket does not exist at all, it waits for the socket to appear (inotify on the nearest existing
 /// directory on its way) instead, so a daemon without that bus has no timer and does not wake.
 final class SDBusLoop: @unchecked Sendable {
-    // Safe from any thread: the inbox is behind a mutex and the pipe is written with write(2).
-    private struct Inbox {
-        var jobs: [@Sendable () -> Void] = []
-        var stopping = false
-        var thread: pthread_t?
-    }
-    private let inbox = Mutex(Inbox())
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
-
     let address: DBusBusAddress
     let logger: Logger
     private let reconnectPolicy: DBusReconnectPolicy
+    /// The loop that everything of the connection runs on.
+    let eventLoop: EpollEventLoop
+    /// The loop started for this connection alone, shut down with it.
+    private let ownedLoop: EpollEventLoop?
+    /// Set by ``stop()``, from any thread: work handed over later is dropped.
+    private let stopping = Atomic<Bool>(false)
 
-    // Everything below belongs to the loop thread.
+    // Everything below belongs to the loop.
     private var bus: OpaquePointer?
+    /// The bus's descriptor as registered with the loop, and the events asked for; -1 when none is.
+    private var busDescriptor: Int32 = -1
+    private var busInterest: EpollInterest = []
+    /// The timer of the bus's own time-out (a call's), with the deadline it was set for.
+    private var busTimer: (deadline: UInt64, task: Scheduled<Void>)?
     private var delegate: (any SDBusLoopDelegate)?
-    private var timers: [(id: UInt64, deadline: UInt64, body: () -> Void)] = []
+    private var timers: [UInt64: Scheduled<Void>] = [:]
     private var nextTimerID: UInt64 = 1
     private var reconnectDelay: Duration
     /// The reason of the last failed attempt; the same failure again is logged at debug level only.
@@ -63,21 +70,33 @@ final class SDBusLoop: @unchecked Sendable {
     private var reconnectTimer: UInt64?
     private var connectedAt: UInt64 = 0
     private var matches: [ObjectIdentifier: SDBusMatch] = [:]
-    private var loopThread: pthread_t?
     /// An inotify descriptor watching for the missing bus socket (``waitForSocket(_:)``), else -1.
     private var socketWatch: Int32 = -1
+    /// ``pump()`` is running: a nested one only asks it to go round again.
+    private var pumping = false
+    private var pumpAgain = false
+    /// A stop asked for while the bus was being processed, done when that ends.
+    private var pendingStop: (() -> Void)?
+    private var stopped = false
 
-    init(address: DBusBusAddress, reconnectPolicy: DBusReconnectPolicy, logger: Logger) throws(DBusError) {
-        var fds: [Int32] = [-1, -1]
-        if pipe(&fds) != 0 {
-            throw DBusError(errno: errno, "creating the wake-up pipe")
+    /// `eventLoop`: the loop to run on; without one, the connection starts a loop (a thread) of its own.
+    init(
+        address: DBusBusAddress, reconnectPolicy: DBusReconnectPolicy, eventLoop: EpollEventLoop? = nil, logger: Logger
+    )
+        throws(DBusError)
+    {
+        if let eventLoop {
+            self.eventLoop = eventLoop
+            ownedLoop = nil
+        } else {
+            do {
+                let loop = try EpollEventLoop.start(name: "sd-bus")
+                self.eventLoop = loop
+                ownedLoop = loop
+            } catch {
+                throw DBusError(errno: error.errno, "starting the D-Bus event loop")
+            }
         }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-        self.wakeRead = fds[0]
-        self.wakeWrite = fds[1]
         self.address = address
         self.reconnectPolicy = reconnectPolicy
         self.reconnectDelay = reconnectPolicy.initialDelay
@@ -85,95 +104,80 @@ final class SDBusLoop: @unchecked Sendable {
     }
 
     deinit {
-        close(wakeRead)
-        close(wakeWrite)
+        ownedLoop?.shutdownGracefully { _ in }
     }
 
-    /// Starts the thread; the delegate is called on it from now on.
-    func start(delegate: any SDBusLoopDelegate & Sendable) throws(DBusError) {
-        let body = Unmanaged.passRetained(SDBusThreadBody { [self] in self.run(delegate: delegate) })
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { argument in
-                guard let argument else { return nil }
-                Unmanaged<SDBusThreadBody>.fromOpaque(argument).takeRetainedValue().body()
-                return nil
-            }, body.toOpaque())
-        if result != 0 {
-            body.release()
-            throw DBusError(errno: result, "starting the D-Bus thread")
+    /// Connects on the loop; the delegate is called on it from now on.
+    func start(delegate: any SDBusLoopDelegate & Sendable) {
+        execute { [self] in
+            self.delegate = delegate
+            connect()
         }
-        inbox.withLock { $0.thread = thread }
     }
 
-    /// Stops the thread and closes the connection. Waits for the thread unless called on it.
+    /// Closes the connection; a loop of its own is shut down. Waits for that unless called on the loop.
     func stop() {
-        let thread = inbox.withLock { inbox -> pthread_t? in
-            inbox.stopping = true
-            let thread = inbox.thread
-            inbox.thread = nil
-            return thread
-        }
-        wake()
-        guard let thread else { return }
-        if pthread_equal(thread, pthread_self()) != 0 {
-            pthread_detach(thread)
-        } else {
-            pthread_join(thread, nil)
-        }
+        stop(after: {})
     }
 
-    /// Runs `job` on the loop thread.
-    func execute(_ job: @escaping @Sendable () -> Void) {
-        let accepted = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopping else { return false }
-            inbox.jobs.append(job)
-            return true
-        }
-        if accepted { wake() }
-    }
-
-    /// Runs `job` as the last work on the loop thread, then stops the thread and closes the connection.
+    /// Runs `job` on the loop, as the last work of the connection, then closes the connection.
     func stop(after job: @escaping @Sendable () -> Void) {
-        inbox.withLock { inbox in
-            if !inbox.stopping { inbox.jobs.append(job) }
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if eventLoop.inEventLoop {
+            if pumping {
+                pendingStop = job
+            } else {
+                job()
+                tearDown()
+            }
+            ownedLoop?.shutdownGracefully { _ in }
+            return
         }
-        stop()
+        try? eventLoop.submit { [self] in
+            job()
+            tearDown()
+        }.wait()
+        try? ownedLoop?.syncShutdownGracefully()
     }
 
-    var isOnLoopThread: Bool {
-        guard let loopThread else { return false }
-        return pthread_equal(loopThread, pthread_self()) != 0
+    /// Runs `job` on the loop, then processes the bus.
+    func execute(_ job: @escaping @Sendable () -> Void) {
+        guard !stopping.load(ordering: .acquiring) else { return }
+        eventLoop.execute { [self] in
+            guard !stopped else { return }
+            job()
+            pump()
+        }
     }
+
+    var isOnLoopThread: Bool { eventLoop.inEventLoop }
 
     func assertOnLoop() {
-        precondition(isOnLoopThread, "sd-bus state touched outside its thread")
+        precondition(isOnLoopThread, "sd-bus state touched outside its loop")
     }
 
-    /// Whether a connection is open right now (loop thread only).
+    /// Whether a connection is open right now (on the loop only).
     var isConnected: Bool { bus != nil }
 
-    private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
-    }
-
-    // MARK: - Timers (loop thread)
+    // MARK: - Timers (loop)
 
     @discardableResult
     func schedule(after delay: Duration, _ body: @escaping () -> Void) -> UInt64 {
         assertOnLoop()
         let id = nextTimerID
         nextTimerID += 1
-        let deadline = Self.monotonicMicroseconds() + Self.microseconds(delay)
-        timers.append((id, deadline, body))
+        timers[id] = eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(delay)) { [self] in
+            timers[id] = nil
+            guard !stopped else { return }
+            body()
+            pump()
+        }
         return id
     }
 
     func cancelTimer(_ id: UInt64?) {
         guard let id else { return }
-        timers.removeAll { $0.id == id }
+        timers.removeValue(forKey: id)?.cancel()
     }
 
     static func monotonicMicroseconds() -> UInt64 {
@@ -188,36 +192,32 @@ final class SDBusLoop: @unchecked Sendable {
         return UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000)
     }
 
-    // MARK: - The thread
-
-    private func run(delegate: any SDBusLoopDelegate) {
-        loopThread = pthread_self()
-        self.delegate = delegate
-        connect()
-        while true {
-            let (jobs, stopping) = inbox.withLock { inbox -> ([@Sendable () -> Void], Bool) in
-                let jobs = inbox.jobs
-                inbox.jobs.removeAll()
-                return (jobs, inbox.stopping)
-            }
-            for job in jobs { job() }
-            if stopping { break }
-            fireDueTimers()
-            processBus()
-            waitForWork()
-        }
-        timers.removeAll()
-        stopWaitingForSocket()
-        dropConnection()
-        self.delegate = nil
+    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .microseconds(Int64(clamping: microseconds(duration)))
     }
 
-    private func fireDueTimers() {
-        let now = Self.monotonicMicroseconds()
-        let due = timers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
-        guard !due.isEmpty else { return }
-        timers.removeAll { $0.deadline <= now }
-        for timer in due { timer.body() }
+    // MARK: - Driving the bus (loop)
+
+    /// Processes the bus until it has nothing left to do, then arms its descriptor and time-out for what it
+    /// waits for next. Called at the end of everything that runs on the loop for the connection.
+    private func pump() {
+        guard !pumping else {
+            pumpAgain = true
+            return
+        }
+        pumping = true
+        repeat {
+            pumpAgain = false
+            processBus()
+        } while pumpAgain && !stopped
+        pumping = false
+        if let job = pendingStop {
+            pendingStop = nil
+            job()
+            tearDown()
+            return
+        }
+        arm()
     }
 
     private func processBus() {
@@ -235,34 +235,65 @@ final class SDBusLoop: @unchecked Sendable {
         }
     }
 
-    private func waitForWork() {
-        var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-        if socketWatch >= 0 { fds.append(pollfd(fd: socketWatch, events: Int16(POLLIN), revents: 0)) }
-        var deadline = timers.map(\.deadline).min() ?? UInt64.max
-        if let bus {
-            let events = sd_bus_get_events(bus)
-            if events >= 0 {
-                fds.append(pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: events), revents: 0))
+    /// Registers the bus's descriptor for the events sd-bus waits for, and sets the timer of its time-out.
+    private func arm() {
+        guard !stopped, let bus else { return }
+        let events = sd_bus_get_events(bus)
+        var interest: EpollInterest = []
+        if events > 0 && Int16(truncatingIfNeeded: events) & Int16(POLLIN) != 0 { interest.insert(.readable) }
+        if events > 0 && Int16(truncatingIfNeeded: events) & Int16(POLLOUT) != 0 { interest.insert(.writable) }
+        let descriptor = sd_bus_get_fd(bus)
+        do {
+            if descriptor != busDescriptor {
+                unregisterBus()
+                try eventLoop.register(descriptor, interest: interest, handler: LoopHandler(self) { $0.pump() })
+                busDescriptor = descriptor
+                busInterest = interest
+            } else if interest != busInterest {
+                try eventLoop.reregister(descriptor, interest: interest)
+                busInterest = interest
             }
-            var busDeadline: UInt64 = 0
-            if sd_bus_get_timeout(bus, &busDeadline) > 0 {
-                deadline = min(deadline, busDeadline)
-            }
+        } catch {
+            connectionLost(reason: "cannot wait for the bus: \(error)")
+            return
         }
-        var timeout: Int32 = -1
-        if deadline != UInt64.max {
-            let now = Self.monotonicMicroseconds()
-            timeout = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999) / 1000)
+        var deadline: UInt64 = 0
+        guard sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else {
+            busTimer?.task.cancel()
+            busTimer = nil
+            return
         }
-        let result = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
-        if result > 0 && fds[0].revents != 0 {
-            var buffer = [UInt8](repeating: 0, count: 64)
-            while read(wakeRead, &buffer, buffer.count) > 0 {}
+        guard busTimer?.deadline != deadline else { return }
+        busTimer?.task.cancel()
+        let now = Self.monotonicMicroseconds()
+        let wait = deadline > now ? deadline - now : 0
+        let task = eventLoop.assumeIsolated().scheduleTask(in: .microseconds(Int64(clamping: wait))) { [self] in
+            busTimer = nil
+            pump()
         }
-        if result > 0, socketWatch >= 0, fds[1].fd == socketWatch, fds[1].revents != 0 { socketDirectoryChanged() }
+        busTimer = (deadline, task)
     }
 
-    // MARK: - Waiting for the bus socket (loop thread)
+    private func unregisterBus() {
+        if busDescriptor >= 0 {
+            eventLoop.deregister(busDescriptor)
+            busDescriptor = -1
+            busInterest = []
+        }
+        busTimer?.task.cancel()
+        busTimer = nil
+    }
+
+    private func tearDown() {
+        stopped = true
+        for timer in timers.values { timer.cancel() }
+        timers.removeAll()
+        stopWaitingForSocket()
+        dropConnection()
+        delegate = nil
+    }
+
+    // MARK: - Waiting for the bus socket (loop)
 
     /// The path of the bus's Unix socket, when its address names one: `$DBUS_SYSTEM_BUS_ADDRESS` (else
     /// `/run/dbus/system_bus_socket`), `$DBUS_SESSION_BUS_ADDRESS` (else `$XDG_RUNTIME_DIR/bus`), or the explicit
@@ -320,6 +351,17 @@ final class SDBusLoop: @unchecked Sendable {
             }
             directory = Self.parent(of: directory)
         }
+        do {
+            try eventLoop.register(
+                descriptor, interest: .readable,
+                handler: LoopHandler(self) {
+                    $0.socketDirectoryChanged()
+                    $0.pump()
+                })
+        } catch {
+            close(descriptor)
+            return false
+        }
         socketWatch = descriptor
         logger.debug("waiting for the D-Bus socket", metadata: ["bus": "\(address)", "path": "\(path)"])
         // Created between the first look and the watch: no event will tell of it.
@@ -340,6 +382,7 @@ final class SDBusLoop: @unchecked Sendable {
 
     private func stopWaitingForSocket() {
         guard socketWatch >= 0 else { return }
+        eventLoop.deregister(socketWatch)
         close(socketWatch)
         socketWatch = -1
     }
@@ -401,6 +444,7 @@ final class SDBusLoop: @unchecked Sendable {
         let live = matches.values
         matches.removeAll()
         for match in live { match.cancel() }
+        unregisterBus()
         if let bus {
             self.bus = nil
             sd_bus_flush_close_unref(bus)
@@ -415,9 +459,9 @@ final class SDBusLoop: @unchecked Sendable {
         reconnectTimer = schedule(after: delay) { [weak self] in self?.connect() }
     }
 
-    // MARK: - Calls and matches (loop thread)
+    // MARK: - Calls and matches (loop)
 
-    /// Sends a method call; `reply` runs on the loop thread with the reply or the error. Without a connection,
+    /// Sends a method call; `reply` runs on the loop with the reply or the error. Without a connection,
     /// `reply` runs soon with an error.
     func call(
         destination: String, path: String, interface: String, member: String,
@@ -467,7 +511,7 @@ final class SDBusLoop: @unchecked Sendable {
         sd_bus_slot_unref(slot)
     }
 
-    /// Installs a match rule; `handler` runs on the loop thread for each matching message until the match is
+    /// Installs a match rule; `handler` runs on the loop for each matching message until the match is
     /// cancelled or the connection goes away.
     func addMatch(_ rule: String, handler: @escaping (SDBusMessage) -> Void) throws(DBusError) -> SDBusMatch {
         assertOnLoop()
@@ -494,7 +538,7 @@ final class SDBusLoop: @unchecked Sendable {
     }
 }
 
-/// A match installed with ``SDBusLoop/addMatch(_:handler:)``. Loop thread only.
+/// A match installed with ``SDBusLoop/addMatch(_:handler:)``. On the loop only.
 final class SDBusMatch {
     private var slot: OpaquePointer?
 
@@ -510,9 +554,19 @@ final class SDBusMatch {
     }
 }
 
-private final class SDBusThreadBody {
-    let body: () -> Void
-    init(_ body: @escaping () -> Void) { self.body = body }
+/// Tells the connection of readiness of one of its descriptors (the bus's, or the watch for its socket).
+private final class LoopHandler: EpollHandler {
+    private weak var loop: SDBusLoop?
+    private let action: (SDBusLoop) -> Void
+
+    init(_ loop: SDBusLoop, _ action: @escaping (SDBusLoop) -> Void) {
+        self.loop = loop
+        self.action = action
+    }
+
+    func ready(_ readiness: EpollReadiness) {
+        if let loop { action(loop) }
+    }
 }
 
 private final class SDBusHandlerBox {

@@ -30,7 +30,7 @@ enum SDBusArgument: Sendable, Hashable {
 }
 
 /// A view of an `sd_bus_message` that is valid while sd-bus keeps the message alive (inside a callback, or while
-/// the owner holds its reference). Used only on the bus thread.
+/// the owner holds its reference). Used only on the bus's loop.
 struct SDBusMessage {
     let pointer: OpaquePointer
 
