@@ -130,6 +130,10 @@ struct LifecycleTests {
                 == nil)
 
         let initial = try Self.initialState(watcher, first: first)
+        // The bridge is connected and sd-bus runs on the daemon's event loop: the main thread (signals) and the
+        // loop are all the daemon has.
+        let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(fixture.daemon.pid)/task")
+        #expect(threads.count == 2, "threads of beacond: \(threads.count)")
         #expect(
             initial == [
                 "session.active": true, "session.locked": false, "session.idle": false, "system.sleeping": false,
