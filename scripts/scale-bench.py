@@ -1,0 +1,204 @@
+"""Beacon's costs at many keys, beside redis-server on the same keys and values (scripts/scale-bench.sh runs it).
+
+For each size N: keys scale.kI.vJ (J from 0 to 99, so that each scale.kI holds 100 keys) with values of about 60
+bytes of JSON are written to a fresh beacond (pipelined Sets) and to a fresh redis-server (pipelined SETs, then
+SAVE to an RDB file); both are stopped and started again on what they stored, and measured:
+
+- memory per key: (VmRSS with N keys - VmRSS of an empty store) / N, each after its first answer;
+- exec -> first answer: from starting the process to the first answered Get (GET) of a stored key, polling;
+- List of a prefix of 100 keys (beacond only), the median of 50 calls.
+
+One table, with the goals of issue "A million keys" and whether each is met.
+usage: python3 scale-bench.py BEACOND SIZE...
+"""
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from wire import VarlinkConnection
+
+BEACOND = sys.argv[1]
+SIZES = [int(size) for size in sys.argv[2:]] or [1000, 10000, 100000]
+
+
+def key(index):
+    return f"scale.k{index // 100}.v{index % 100}"
+
+
+def value(index):
+    text = json.dumps({"name": f"item-{index:08d}", "count": index, "tags": ["a", "b"], "ok": True})
+    return text + " " * max(0, 60 - len(text))
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def wait_until(probe, limit=120):
+    start = time.monotonic()
+    while time.monotonic() - start < limit:
+        try:
+            if probe():
+                return
+        except (OSError, EOFError, ConnectionError):
+            pass
+        time.sleep(0.0005)
+    raise TimeoutError("no answer")
+
+
+class Beacond:
+    def __init__(self, directory):
+        self.directory = directory
+        for name in ("run", "state", "config"):
+            os.makedirs(f"{directory}/{name}", mode=0o700, exist_ok=True)
+        self.socket = f"{directory}/run/beacon.sock"
+        self.environment = dict(os.environ, XDG_RUNTIME_DIR=f"{directory}/run", XDG_STATE_HOME=f"{directory}/state",
+                                XDG_CONFIG_HOME=f"{directory}/config", BEACON_ADDRESS=f"unix:{self.socket}",
+                                BEACON_LOG_LEVEL="warning", BEACON_LIMITS_MAX_QUEUED_BYTES="268435456",
+                                DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={directory}/no-bus")
+        self.process = None
+
+    def start(self, probe_key, stored=True):
+        """Starts the daemon; returns seconds from exec to the first answered Get of `probe_key` (its value when
+        `stored`, else KeyNotFound)."""
+        start = time.monotonic()
+        self.process = subprocess.Popen([BEACOND], env=self.environment, stdout=subprocess.DEVNULL)
+
+        def answered():
+            connection = VarlinkConnection(self.socket)
+            reply = connection.call("io.beacon.Properties.Get", {"key": probe_key})
+            connection.socket.close()
+            if stored:
+                if "error" in reply:
+                    raise RuntimeError(f"Get {probe_key}: {reply}")
+                return True
+            return reply.get("error") == "io.beacon.Properties.KeyNotFound"
+
+        wait_until(answered)
+        return time.monotonic() - start
+
+    def load(self, count):
+        connection = VarlinkConnection(self.socket)
+        for first in range(0, count, 1000):
+            batch = range(first, min(count, first + 1000))
+            data = b"".join(json.dumps({"method": "io.beacon.Properties.Set",
+                                        "parameters": {"key": key(i), "value": json.loads(value(i))}}).encode()
+                            + b"\0" for i in batch)
+            connection.socket.sendall(data)
+            for _ in batch:
+                reply = connection.read()
+                if "error" in reply:
+                    raise RuntimeError(f"Set failed: {reply}")
+        connection.socket.close()
+
+    def list_ms(self, prefix, calls=50):
+        connection = VarlinkConnection(self.socket)
+        times = []
+        for _ in range(calls):
+            start = time.monotonic()
+            reply = connection.call("io.beacon.Properties.List", {"prefix": prefix})
+            times.append((time.monotonic() - start) * 1000)
+            if len(reply["parameters"]["properties"]) != 100:
+                raise RuntimeError(f"List {prefix} gave {len(reply['parameters']['properties'])} keys")
+        connection.socket.close()
+        return statistics.median(times)
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=300)
+
+
+class Redis:
+    def __init__(self, directory):
+        self.directory = directory
+        self.socket = f"{directory}/redis.sock"
+        self.process = None
+
+    def start(self, probe_key, stored=True):
+        start = time.monotonic()
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", "0", "--unixsocket", self.socket, "--dir", self.directory, "--dbfilename",
+             "dump.rdb", "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+
+        def answered():
+            with socket.socket(socket.AF_UNIX) as client:
+                client.connect(self.socket)
+                name = probe_key.encode()
+                client.sendall(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(name), name))
+                reply = client.recv(4096)
+                if stored and reply.startswith(b"$-1"):
+                    raise RuntimeError(f"GET {probe_key}: no value")
+                return reply[:1] == b"$"
+
+        wait_until(answered)
+        return time.monotonic() - start
+
+    def load(self, count):
+        commands = bytearray()
+        for index in range(count):
+            name, text = key(index).encode(), value(index).encode()
+            commands += b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(name), name, len(text), text)
+        subprocess.run(["redis-cli", "-s", self.socket, "--pipe"], input=bytes(commands), check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run(["redis-cli", "-s", self.socket, "SAVE"], check=True, stdout=subprocess.DEVNULL)
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=300)
+
+
+def measure(kind, count):
+    """(RSS KiB after the first answer, seconds to it, List ms or None) of a restarted server with `count` keys."""
+    with tempfile.TemporaryDirectory(prefix="scale-bench.") as directory:
+        server = kind(directory)
+        server.start(key(0), stored=False)
+        if count:
+            server.load(count)
+        server.stop()
+        seconds = server.start(key(count // 2), stored=count > 0)
+        rss = rss_kib(server.process.pid)
+        listing = server.list_ms(f"scale.k{count // 200}") if count and kind is Beacond else None
+        server.stop()
+        return rss, seconds, listing
+
+
+def main():
+    empty = {kind: measure(kind, 0)[0] for kind in (Beacond, Redis)}
+    rows = {}
+    for count in SIZES:
+        rows[count] = {kind: measure(kind, count) for kind in (Beacond, Redis)}
+    print(f"{'keys':>9} {'beacond B/key':>14} {'Redis B/key':>12} {'beacond start ms':>17} {'Redis start ms':>15}"
+          f" {'List(100) ms':>13}")
+    for count, row in rows.items():
+        b, r = row[Beacond], row[Redis]
+        print(f"{count:>9} {(b[0] - empty[Beacond]) * 1024 / count:>14.0f} {(r[0] - empty[Redis]) * 1024 / count:>12.0f}"
+              f" {b[1] * 1000:>17.1f} {r[1] * 1000:>15.1f} {b[2]:>13.2f}")
+    print()
+    smallest, largest = min(rows), max(rows)
+    goals = [
+        (f"memory per key at {largest}, beacond / Redis", (rows[largest][Beacond][0] - empty[Beacond])
+         / max(1, rows[largest][Redis][0] - empty[Redis]), "<=", 1.0),
+        (f"exec -> first answer at {largest}, ms", rows[largest][Beacond][1] * 1000, "<=", 50.0),
+        (f"exec -> first answer at {largest}, beacond / Redis", rows[largest][Beacond][1] / rows[largest][Redis][1],
+         "<=", 1.0),
+        (f"List of 100 keys at {largest} / at {smallest}", rows[largest][Beacond][2] / rows[smallest][Beacond][2],
+         "<=", 2.0),
+    ]
+    print(f"{'goal':<58} {'value':>8} {'goal':>8}  met")
+    for name, measured, relation, goal in goals:
+        met = measured <= goal
+        print(f"{name:<58} {measured:>8.2f} {relation:>3} {goal:<5}  {'yes' if met else 'no'}")
+
+
+if __name__ == "__main__":
+    main()
