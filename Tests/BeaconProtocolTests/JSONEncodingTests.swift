@@ -8,6 +8,32 @@ import Testing
 
 @Suite("JSON encoding")
 struct JSONEncodingTests {
+    @Test("isCompactEncoding: true only for the bytes encode(into:) writes; deeper than the scanner goes is false")
+    func compactEncoding() throws {
+        func compact(_ text: String, maxDepth: Int = 64) throws -> Bool {
+            try Array(text.utf8).withUnsafeBytes {
+                try JSONValue.isCompactEncoding($0, limits: JSONLimits(maxDepth: maxDepth, maxBytes: 1 << 20))
+            }
+        }
+        for text in [#"{"a":1,"b":[true,null,"x"]}"#, "12", #""text""#, "[]", "{}", "-3"] {
+            #expect(try compact(text), "\(text)")
+            var encoded: [UInt8] = []
+            try JSONValue(parsing: text).encode(into: &encoded)
+            #expect(String(decoding: encoded, as: UTF8.self) == text, "what encode writes")
+        }
+        for text in [#"{"b":1,"a":2}"#, #"{"a": 1}"#, " 1", "1 ", #""\u0041""#, "1.0", "1e2", #"{"a":1,"a":2}"#] {
+            #expect(try !compact(text), "\(text)")
+        }
+        for text in ["", "{", #"{"a":}"#, "[1,]", "\u{1}"] {
+            #expect(throws: JSONError.self, "\(text)") { try compact(text) }
+        }
+        let deep = String(repeating: "[", count: 150) + String(repeating: "]", count: 150)
+        #expect(try !compact(deep, maxDepth: 512), "deeper than the scanner goes: parse it")
+        #expect(throws: JSONError.self, "deeper than the limits, which the scanner reaches") {
+            try compact(deep, maxDepth: 60)
+        }
+    }
+
     @Test(arguments: [
         (JSONValue.null, "null"),
         (.bool(true), "true"),

@@ -26,9 +26,7 @@ final class PropertyTable {
 
         /// The cached settings rule when it was looked up under the overlay of `epoch`. Mutating, like
         /// ``holds(_:ownedBy:)``, to be reached in place.
-        mutating func cachedRule(epoch: UInt32) -> SettingsOverlay.Rule? {
-            ruleEpoch == epoch ? rule : nil
-        }
+        mutating func cachedRule(epoch: UInt32) -> SettingsOverlay.Rule? { ruleEpoch == epoch ? rule : nil }
 
         /// The cached reply to a Get. Mutating, like ``holds(_:ownedBy:)``, to be reached in place: a read through
         /// the dictionary's values would copy the whole entry out.
@@ -109,6 +107,7 @@ final class PropertyTable {
     ) -> Int64 {
         var highest = contents.meta["versionCeiling"] ?? 0
         var stored: Int64 = 0
+        entries.reserveCapacity(entries.count + contents.properties.count)
         for property in contents.properties {
             if let reason = Self.invalidity(of: property.key, version: property.version) {
                 skipped("property", property.key, reason)

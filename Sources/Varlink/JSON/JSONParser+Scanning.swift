@@ -194,3 +194,27 @@ extension JSONParser {
         return left.count < right.count
     }
 }
+
+extension JSONValue {
+    /// Whether `bytes` are one JSON value exactly as ``encode(into:)`` writes it, and nothing else, checked with
+    /// the checks of parsing but without building the value: a reader of text it wrote itself (a store) can keep the
+    /// bytes as they are. False, not an error, for valid JSON written otherwise (whitespace, escapes, members out of
+    /// order) and for values nested deeper than the scanner's recursion goes (``JSONParser/recursionLimit``) when
+    /// `limits` allow more; parse those.
+    package static func isCompactEncoding(_ bytes: UnsafeRawBufferPointer, limits: JSONLimits) throws(JSONError)
+        -> Bool
+    {
+        let depth = min(limits.maxDepth, JSONLimits.maximumDepth)
+        let scanned = JSONLimits(maxDepth: min(depth, JSONParser.recursionLimit), maxBytes: limits.maxBytes)
+        var parser = try JSONParser(bytes, limits: scanned)
+        guard try parser.peekSignificant() == bytes.first else { return false }
+        let value: ScannedValue
+        do {
+            value = try parser.scanValue(depth: 0)
+        } catch  where error.kind == .tooDeep && depth > JSONParser.recursionLimit {
+            return false
+        }
+        try parser.expectEnd()
+        return value.isCompact && value.end == bytes.count
+    }
+}
