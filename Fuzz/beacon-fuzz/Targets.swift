@@ -20,11 +20,22 @@ enum FuzzTarget: String, CaseIterable {
         }
     }
 
-    /// What parses encodes to text that parses to the same value.
+    /// What parses encodes to text that parses to the same value. The scan the store reads its values with
+    /// (``JSONValue/isCompactEncoding(_:limits:)``) calls compact only the bytes that encoding the parsed value
+    /// writes again, never what does not parse, and does not fail on what parses.
     static func json(_ bytes: UnsafeRawBufferPointer) {
-        guard let value = try? JSONValue(parsing: bytes) else { return }
+        let compact = Result { () throws(JSONError) in try JSONValue.isCompactEncoding(bytes, limits: .default) }
+        guard let value = try? JSONValue(parsing: bytes) else {
+            if case .success(true) = compact { fatalError("isCompactEncoding accepted what does not parse") }
+            return
+        }
         var encoded: [UInt8] = []
         value.encode(into: &encoded)
+        switch compact {
+        case .failure: fatalError("isCompactEncoding rejected JSON that parses")
+        case .success(true) where !encoded.elementsEqual(bytes): fatalError("isCompactEncoding accepted other bytes")
+        case .success: break
+        }
         guard let again = try? JSONValue(parsing: encoded) else { fatalError("encoded JSON does not parse") }
         if !Self.same(value, again) { fatalError("JSON round trip changed the value") }
     }

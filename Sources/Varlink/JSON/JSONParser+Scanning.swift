@@ -198,9 +198,10 @@ extension JSONParser {
 extension JSONValue {
     /// Whether `bytes` are one JSON value exactly as ``encode(into:)`` writes it, and nothing else, checked with
     /// the checks of parsing but without building the value: a reader of text it wrote itself (a store) can keep the
-    /// bytes as they are. False, not an error, for valid JSON written otherwise (whitespace, escapes, members out of
-    /// order) and for values nested deeper than the scanner's recursion goes (``JSONParser/recursionLimit``) when
-    /// `limits` allow more; parse those.
+    /// bytes as they are. True never for what does not parse. False (or an error) for anything else: valid JSON
+    /// written otherwise (whitespace, escapes, members out of order), values nested deeper than the scanner's
+    /// recursion goes (``JSONParser/recursionLimit``) when `limits` allow more, and text that does not start with
+    /// its value; parse those, which names the error of what is not JSON.
     package static func isCompactEncoding(_ bytes: UnsafeRawBufferPointer, limits: JSONLimits) throws(JSONError)
         -> Bool
     {
