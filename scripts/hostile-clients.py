@@ -15,13 +15,7 @@ import sys
 import tempfile
 import time
 
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+from proc_status import rss_kib
 
 
 def settled_rss_kib(pid, bound=60):

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 
+from proc_status import rss_kib
 from wire import VarlinkConnection
 
 BEACOND = sys.argv[1]
@@ -32,16 +33,10 @@ def key(index):
 
 
 def value(index):
-    text = json.dumps({"name": f"item-{index:08d}", "count": index, "tags": ["a", "b"], "ok": True})
-    return text + " " * max(0, 60 - len(text))
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+    """About 60 bytes of JSON, written as beacond stores it (compact, members in order), so that both servers keep
+    the same bytes."""
+    return json.dumps({"name": f"item-{index:08d}", "count": index, "tags": ["a", "b"], "ok": True},
+                      separators=(",", ":"), sort_keys=True)
 
 
 def wait_until(probe, limit=120):

@@ -7,13 +7,7 @@ import Testing
 /// example first and names it in `FROM_THE_MAC_PATH`.
 @Suite("Examples/FromTheMac")
 struct FromTheMacTests {
-    static let program: String? = {
-        if let path = ProcessInfo.processInfo.environment["FROM_THE_MAC_PATH"], !path.isEmpty { return path }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let built = root.appendingPathComponent("Examples/FromTheMac/.build/debug/FromTheMac").path
-        return FileManager.default.isExecutableFile(atPath: built) ? built : nil
-    }()
+    static let program = BuiltProducts.example("FromTheMac", product: "FromTheMac", override: "FROM_THE_MAC_PATH")
 
     @Test(
         "two copies exchange a notification and see each other's defaults change",

@@ -36,6 +36,17 @@ public enum BuiltProducts {
 
     /// `$BEACONCTL_PATH`, else the built `beaconctl`.
     public static func beaconctl() throws -> String { try path("beaconctl", override: "BEACONCTL_PATH") }
+
+    /// The program `product` of the example package `Examples/PACKAGE`: the value of the environment variable
+    /// `override` when it is set and not empty (`make test` sets it), else the example's own debug build when there
+    /// is one; `nil` otherwise.
+    public static func example(_ package: String, product: String, override: String) -> String? {
+        if let explicit = ProcessInfo.processInfo.environment[override], !explicit.isEmpty { return explicit }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let built = root.appendingPathComponent("Examples/\(package)/.build/debug/\(product)").path
+        return FileManager.default.isExecutableFile(atPath: built) ? built : nil
+    }
 }
 
 /// A new private directory under the temporary directory, named `prefix-XXXXXX`.

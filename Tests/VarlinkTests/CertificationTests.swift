@@ -128,7 +128,7 @@ struct CertificationTests {
         _ body: (_ socketPath: String, _ idlPath: String) async throws -> Void
     ) async throws {
         let program = try #require(Self.program)
-        let directory = try makeCertificationDirectory()
+        let directory = try makeTemporaryDirectory("beacon-certification")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/certification.sock"
         // The description the server must serve, for the script to compare: the interface's text, as the tests'
@@ -152,11 +152,8 @@ struct CertificationTests {
 
 /// The example program: `VARLINK_CERTIFICATION_PATH`, else the example's own debug build when there is one.
 func certificationProgram() -> String? {
-    if let path = ProcessInfo.processInfo.environment["VARLINK_CERTIFICATION_PATH"], !path.isEmpty { return path }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    let built = root.appendingPathComponent("Examples/VarlinkCertification/.build/debug/varlink-certification").path
-    return FileManager.default.isExecutableFile(atPath: built) ? built : nil
+    BuiltProducts.example(
+        "VarlinkCertification", product: "varlink-certification", override: "VARLINK_CERTIFICATION_PATH")
 }
 
 /// Waits until a server answers on `path` (a connection is accepted), for at most a minute (a loaded 2-CPU
@@ -164,9 +161,9 @@ func certificationProgram() -> String? {
 func waitUntilServing(_ path: String, server: ChildProcess) async throws {
     let deadline = ContinuousClock.now + .seconds(60)
     while (try? BlockingVarlinkConnection(socketPath: path, timeout: .seconds(2)))?.close() == nil {
-        guard server.isRunning else { throw CertificationSetupError(message: "the server exited") }
+        guard server.isRunning else { throw TestFailure("the server exited") }
         guard ContinuousClock.now < deadline else {
-            throw CertificationSetupError(message: "the server did not listen on \(path)")
+            throw TestFailure("the server did not listen on \(path)")
         }
         try await Task.sleep(for: .milliseconds(20))
     }
@@ -181,25 +178,12 @@ struct ProcessRun: Sendable {
     var timedOut: Bool
 }
 
-struct CertificationSetupError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}
-
-private func makeCertificationDirectory() throws -> String {
-    var template = Array((NSTemporaryDirectory() + "beacon-certification-XXXXXX").utf8CString)
-    guard let made = mkdtemp(&template) else {
-        throw CertificationSetupError(message: "mkdtemp failed: \(String(cString: strerror(errno)))")
-    }
-    return String(cString: made)
-}
-
 /// Runs a program to its end, or kills it with SIGKILL once `deadline` has passed. Its output goes through files,
 /// so neither stream can fill up and block it.
 func runWithDeadline(_ executable: String, _ arguments: [String], deadline: Duration) async throws
     -> ProcessRun
 {
-    let directory = try makeCertificationDirectory()
+    let directory = try makeTemporaryDirectory("beacon-certification")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let outputPath = directory + "/stdout"
     let errorPath = directory + "/stderr"

@@ -154,7 +154,6 @@ extension BeaconBus {
             ["event": .string("registered"), "participant": .int(Int64(client.connection.id))],
             continues: true
         )
-        client.connection.beginStream()
     }
 
     func release(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {

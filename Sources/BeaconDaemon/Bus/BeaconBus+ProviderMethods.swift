@@ -45,7 +45,6 @@ extension BeaconBus {
         hasProviders = true
         refreshProviderAvailability()
         client.connection.reply(["provider": .int(Int64(client.connection.id)), "requests": []], continues: true)
-        client.connection.beginStream()
         if unavailableReason == nil {
             restoreEphemeral(of: client.connection.id)
             resumeWaiting()

@@ -238,10 +238,11 @@ final class SDBusLoop: @unchecked Sendable {
     /// Registers the bus's descriptor for the events sd-bus waits for, and sets the timer of its time-out.
     private func arm() {
         guard !stopped, let bus else { return }
-        let events = sd_bus_get_events(bus)
+        // Poll flags, or a negative errno: then nothing is waited for but the time-out.
+        let events = max(0, sd_bus_get_events(bus))
         var interest: EpollInterest = []
-        if events > 0 && Int16(truncatingIfNeeded: events) & Int16(POLLIN) != 0 { interest.insert(.readable) }
-        if events > 0 && Int16(truncatingIfNeeded: events) & Int16(POLLOUT) != 0 { interest.insert(.writable) }
+        if events & Int32(POLLIN) != 0 { interest.insert(.readable) }
+        if events & Int32(POLLOUT) != 0 { interest.insert(.writable) }
         let descriptor = sd_bus_get_fd(bus)
         do {
             if descriptor != busDescriptor {
