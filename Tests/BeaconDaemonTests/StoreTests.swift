@@ -51,12 +51,16 @@ struct StoreTests {
         var store = try PropertyStore(path: path, synchronous: .normal)
         // Recorded, so that later starts skip the schema and the migration.
         #expect(try store.pragma("user_version") == String(PropertyStore.schemaVersion))
-        var contents = try store.load(invalid: { Issue.record("invalid key \($0)") })
-        #expect(contents.properties.map(\.key) == ["a.b"])
-        #expect(contents.properties.first?.value == Array("42".utf8))
-        #expect(contents.properties.first?.origin == Origin(uid: 1000, pid: 77, command: "writer"))
-        #expect(contents.properties.first?.origin.machine == nil)
+        var contents = try store.load()
+        let row = try #require(try store.property("a.b"))
+        #expect(row.parses)
+        #expect(row.property.value == Array("42".utf8))
+        #expect(row.property.origin == Origin(uid: 1000, pid: 77, command: "writer"))
+        #expect(row.property.origin.machine == nil)
         #expect(contents.tombstones.map(\.key) == ["a.gone"])
+        // The counters a start reads instead of the rows, counted once by the migration.
+        #expect(contents.meta["storedVersion"] == 3)
+        #expect(contents.meta["propertyCount"] == 1)
 
         let remote = Origin(uid: 1000, pid: 12, command: "beaconctl", machine: "kiosk-7")
         try store.commit([
@@ -67,12 +71,12 @@ struct StoreTests {
         try store.close()
 
         store = try PropertyStore(path: path, synchronous: .normal)
-        contents = try store.load(invalid: { Issue.record("invalid key \($0)") })
-        let fleetX = try #require(contents.properties.first { $0.key == "fleet.x" })
+        contents = try store.load()
+        let fleetX = try #require(try store.property("fleet.x")).property
         #expect(fleetX.origin == remote)
         #expect(fleetX.origin.machine == "kiosk-7")
         #expect(contents.tombstones.first { $0.key == "fleet.y" }?.origin.machine == "kiosk-7")
-        #expect(contents.properties.first { $0.key == "a.b" }?.origin.machine == nil)
+        #expect(try store.property("a.b")?.property.origin.machine == nil)
         try store.close()
     }
 }

@@ -29,7 +29,7 @@ extension BeaconBus {
             "store": .string(writer.storage.path),
             "clients": .int(Int64(clients.count)),
             "subscriptions": .int(Int64(fanOut.subscriptionCount)),
-            "properties": .int(Int64(table.entries.count)),
+            "properties": .int(Int64(table.count)),
             "version": .int(table.version),
             "sequence": .int(fanOut.sequence),
         ]
@@ -93,12 +93,12 @@ extension BeaconBus {
 
     private var statusCounts: StatusCounts {
         StatusCounts(
-            clients: clients.count, subscriptions: fanOut.subscriptionCount, properties: table.entries.count)
+            clients: clients.count, subscriptions: fanOut.subscriptionCount, properties: table.count)
     }
 
     /// A one-line summary for the service manager's STATUS=.
     package var statusLine: String {
-        "\(clients.count) clients, \(fanOut.subscriptionCount) subscriptions, \(table.entries.count) properties"
+        "\(clients.count) clients, \(fanOut.subscriptionCount) subscriptions, \(table.count) properties"
     }
 
     /// Sets a reserved property on the daemon's own behalf (for example the lifecycle bridge); `nil` deletes it.
@@ -110,11 +110,21 @@ extension BeaconBus {
         if let value {
             var encoded: [UInt8] = []
             value.encode(into: &encoded)
-            let index = table.entries.index(forKey: name)
+            let index: [String: PropertyTable.Entry].Index?
+            do {
+                index = try table.index(forKey: name)
+            } catch {
+                logger.error("cannot read a system property", metadata: ["key": "\(name)", "error": "\(error)"])
+                return
+            }
             if let index, table.entries.values[index].value == encoded { return }
             _ = store(key: key, value: encoded, at: index, ephemeralOwner: nil, origin: .daemon)
         } else {
-            delete(name, origin: .daemon)
+            do {
+                try delete(name, origin: .daemon)
+            } catch {
+                logger.error("cannot read a system property", metadata: ["key": "\(name)", "error": "\(error)"])
+            }
         }
     }
 

@@ -48,7 +48,7 @@ extension BeaconBus {
         // Every stored key was checked when it was set, so a name that finds one needs no check, as long as it is
         // ASCII like every key: Strings compare by canonical equivalence, and U+212A KELVIN SIGN equals "K". Any
         // other name is checked (and a non-ASCII one refused) like a name that finds nothing.
-        guard isASCII, let index = table.entries.index(forKey: name) else {
+        guard isASCII, let index = try table.index(forKey: name) else {
             _ = try parseKey(name)
             if hasSettings, getUnstored(name, client: client) { return }
             throw BusError.keyNotFound(name)
@@ -138,7 +138,7 @@ extension BeaconBus {
         guard encoded.count <= limits.maxValueSize else {
             throw BusError.valueTooLarge(name, size: encoded.count, limit: limits.maxValueSize)
         }
-        let index = table.entries.index(forKey: name)
+        let index = try table.index(forKey: name)
         var rule = SettingsOverlay.Rule.unknown
         if hasSettings { rule = try checkSet(name, encoded, at: index) }
         if hasProviders,
@@ -187,7 +187,7 @@ extension BeaconBus {
         {
             return
         }
-        guard let entry = table.entries[name] else {
+        guard let entry = try table.entry(name) else {
             if let ifVersion, ifVersion != 0 {
                 throw BusError.versionMismatch(name, expected: ifVersion, actual: 0)
             }
@@ -196,25 +196,28 @@ extension BeaconBus {
         if let ifVersion, ifVersion != entry.version {
             throw BusError.versionMismatch(name, expected: ifVersion, actual: entry.version)
         }
-        let deletion = delete(name, origin: client.origin) ?? entry.version
+        let deletion = try delete(name, origin: client.origin) ?? entry.version
         client.connection.reply("version", integer: deletion)
     }
 
     func list(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let prefixName = try parameters.optionalString("prefix") ?? ""
         let prefix = prefixName.isEmpty ? nil : try parseKey(prefixName)
-        var keys = table.keys(below: prefix)
-        let unstored = unstoredKeys(below: prefix)
+        // Read from the store in the prefix's range, without keeping the rows in memory.
+        var found: [(key: PropertyKey, entry: PropertyTable.Entry?)] = try table.entries(below: prefix).map {
+            ($0.key, $0.entry)
+        }
+        let unstored = try unstoredKeys(below: prefix)
         if !unstored.isEmpty {
-            keys += unstored
-            keys.sort()
+            found += unstored.map { ($0, nil) }
+            found.sort { $0.key < $1.key }
         }
         let version = table.version
         client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"properties\":[", to: &buffer)
-            for (index, key) in keys.enumerated() {
+            for (index, (key, entry)) in found.enumerated() {
                 if index > 0 { buffer.append(UInt8(ascii: ",")) }
-                if let entry = table.entries[key.rawValue] {
+                if let entry {
                     encodeProperty(key.rawValue, entry, into: &buffer)
                 } else {
                     _ = encodeUnstoredProperty(key.rawValue, into: &buffer)
@@ -241,11 +244,11 @@ extension BeaconBus {
         func matches(_ key: PropertyKey) -> Bool { patterns.contains { $0.matches(key) } }
         var changes: [ChangeEvent] = []
         var resync = false
-        if let since, let replay = table.changes(since: since, matching: matches) {
-            changes = throughSettings(replay, since: since, matching: matches)
+        if let since, let replay = try table.changes(since: since, matching: matches) {
+            changes = try throughSettings(replay, since: since, matching: matches)
         } else if since != nil || initial {
             resync = since != nil
-            changes = throughSettings(table.snapshot(matching: matches), since: nil, matching: matches)
+            changes = try throughSettings(table.snapshot(matching: patterns), since: nil, matching: matches)
         }
         try addSubscription(subscription)
         client.connection.sendEncoded { buffer in

@@ -80,7 +80,7 @@ extension BeaconBus {
                 // The provider compared its own versions; the caller knows this daemon's.
                 errorParameters = [
                     "key": .string(request.key), "expected": .int(expected),
-                    "actual": .int(table.entries[request.key]?.version ?? 0),
+                    "actual": .int(try table.entry(request.key)?.version ?? 0),
                 ]
             }
             let reply = VarlinkError(name: error, parameters: errorParameters)
@@ -99,7 +99,7 @@ extension BeaconBus {
                 throw BusError.notProvider(Int64(id), reason: "the change is of another key than request \(number)")
             }
             providers.requests.removeValue(forKey: number)
-            let version = applyPublished(published, floor: provider.resyncVersion)
+            let version = try applyPublished(published, floor: provider.resyncVersion)
             request.caller?.connection.answerDeferred { $0.reply("version", integer: version) }
         }
         client.connection.reply([:])
@@ -186,7 +186,7 @@ extension BeaconBus {
         for element in elements { changes.append(try parsePublished(element, provider: provider)) }
         let resyncVersion = try parameters.optionalInt("providerVersion")
         guard resyncVersion == nil || resync else { throw .invalidParameter("providerVersion") }
-        for change in changes { _ = applyPublished(change, floor: provider.resyncVersion) }
+        for change in changes { _ = try applyPublished(change, floor: provider.resyncVersion) }
         if resync {
             // A resync too large for one message comes in parts; the keys it did not name go after the last.
             var published = provider.resyncing ?? []
@@ -198,8 +198,9 @@ extension BeaconBus {
             }
             for root in provider.roots {
                 guard let prefix = try? PropertyKey(root, limits: limits.keyLimits) else { continue }
-                for key in table.keys(below: prefix) where key.rawValue != root && !published.contains(key.rawValue) {
-                    delete(key.rawValue, origin: provider.client.origin)
+                for key in try table.keys(below: prefix)
+                where key.rawValue != root && !published.contains(key.rawValue) {
+                    try delete(key.rawValue, origin: provider.client.origin)
                     providers.providerVersions.removeValue(forKey: key.rawValue)
                 }
             }
@@ -247,17 +248,17 @@ extension BeaconBus {
 
     /// Applies a published change unless it is older than the key's last one, or, for a key the provider's last
     /// resync did not name, no newer than that resync (`floor`); returns the key's version after it.
-    private func applyPublished(_ change: PublishedChange, floor: Int64) -> Int64 {
+    private func applyPublished(_ change: PublishedChange, floor: Int64) throws(VarlinkError) -> Int64 {
         let name = change.key.rawValue
-        let current = table.entries[name]?.version ?? 0
+        let current = try table.entry(name)?.version ?? 0
         if let known = providers.providerVersions[name] ?? (floor > 0 ? floor : nil), change.providerVersion <= known {
             return current
         }
         providers.providerVersions[name] = change.providerVersion
         guard let value = change.value else {
-            return delete(name, origin: change.origin) ?? current
+            return try delete(name, origin: change.origin) ?? current
         }
-        let index = table.entries.index(forKey: name)
+        let index = try table.index(forKey: name)
         if let index, table.entries.values[index].holds(value, ownedBy: nil) { return current }
         return store(key: change.key, value: value, at: index, ephemeralOwner: nil, origin: change.origin)
     }

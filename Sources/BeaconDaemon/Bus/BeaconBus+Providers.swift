@@ -49,7 +49,7 @@ extension BeaconBus {
         }
         var ifProviderVersion: Int64?
         if let ifVersion {
-            let actual = table.entries[key]?.version ?? 0
+            let actual = try table.entry(key)?.version ?? 0
             guard actual == ifVersion else { throw BusError.versionMismatch(key, expected: ifVersion, actual: actual) }
             if actual == 0 {
                 ifProviderVersion = 0
@@ -111,7 +111,7 @@ extension BeaconBus {
     func restoreEphemeral(of id: Int) {
         guard !providers.ephemeralValues.isEmpty, let provider = providers.byConnection[id] else { return }
         for (key, entry) in providers.ephemeralValues.sorted(by: { $0.key < $1.key }) {
-            guard table.entries[key] == nil, provider.roots.contains(where: { ProviderRegistry.contains($0, key) }),
+            guard (try? table.entry(key)) == nil, provider.roots.contains(where: { ProviderRegistry.contains($0, key) }),
                 let owner = clients[entry.owner]
             else { continue }
             let (number, write) = providers.newRequest()

@@ -41,9 +41,12 @@ extension BeaconBus {
         var affected = old.exactKeys.union(new.exactKeys)
         let patterns = old.lockPatterns + new.lockPatterns
         if !patterns.isEmpty {
-            for name in table.entries.keys {
-                let key = PropertyTable.trustedKey(name)
-                if patterns.contains(where: { $0.matches(key) }) { affected.insert(name) }
+            do {
+                try table.forEachEntry(matching: patterns) { key, _ in affected.insert(key.rawValue) }
+            } catch {
+                logger.error(
+                    "cannot read the keys of the settings' locks; their watchers may miss the change",
+                    metadata: ["error": "\(error)"])
             }
         }
         settings = new
@@ -57,7 +60,13 @@ extension BeaconBus {
         guard !quietly else { return }
         var changed = 0
         for name in affected.sorted() {
-            let stored = table.entries[name]?.value
+            let stored: [UInt8]?
+            do {
+                stored = try table.entry(name)?.value
+            } catch {
+                logger.error("cannot read a key the settings changed", metadata: ["key": "\(name)", "error": "\(error)"])
+                continue
+            }
             let before = old.effective(stored: stored, rule: old.rule(for: name))
             let after = new.effective(stored: stored, rule: new.rule(for: name))
             guard !Self.sameShown(before, after) else { continue }
@@ -189,7 +198,7 @@ extension BeaconBus {
     /// through the settings added: all of them when `since` is `nil`, else those whose settings changed after it.
     func throughSettings(
         _ events: [ChangeEvent], since: Int64?, matching matches: (PropertyKey) -> Bool
-    ) -> [ChangeEvent] {
+    ) throws(VarlinkError) -> [ChangeEvent] {
         guard hasSettings || !overlayVersions.isEmpty else { return events }
         var result: [ChangeEvent] = []
         result.reserveCapacity(events.count)
@@ -213,7 +222,7 @@ extension BeaconBus {
             extra = settings.keysWithValues
         }
         for name in extra where seen[name] == nil {
-            let entry = table.entries[name]
+            let entry = try table.entry(name)
             // A snapshot has every stored key already.
             if since == nil && entry != nil { continue }
             let key = PropertyTable.trustedKey(name)
@@ -306,14 +315,16 @@ extension BeaconBus {
     }
 
     /// The keys below `prefix` (every key when `nil`) that have a value only through the settings.
-    func unstoredKeys(below prefix: PropertyKey?) -> [PropertyKey] {
+    func unstoredKeys(below prefix: PropertyKey?) throws(VarlinkError) -> [PropertyKey] {
         guard hasSettings else { return [] }
-        return settings.keysWithValues.compactMap { name in
-            guard table.entries[name] == nil else { return nil }
+        var keys: [PropertyKey] = []
+        for name in settings.keysWithValues {
+            guard try table.entry(name) == nil else { continue }
             let key = PropertyTable.trustedKey(name)
-            if let prefix, !key.hasPrefix(prefix) { return nil }
-            guard settings.effective(stored: nil, rule: settings.rule(for: name)).value != nil else { return nil }
-            return key
+            if let prefix, !key.hasPrefix(prefix) { continue }
+            guard settings.effective(stored: nil, rule: settings.rule(for: name)).value != nil else { continue }
+            keys.append(key)
         }
+        return keys
     }
 }

@@ -5,7 +5,7 @@ extension BeaconBus {
     func describe(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
         _ = try parseKey(name)
-        let entry = table.entries[name]
+        let entry = try table.entry(name)
         let rule = settings.rule(for: name)
         let shown = settings.effective(stored: entry?.value, rule: rule)
         var reply: [String: JSONValue] = [
@@ -40,16 +40,16 @@ extension BeaconBus {
         var reset: [JSONValue] = []
         var locked: [JSONValue] = []
         if recursive {
-            for below in table.keys(below: key) {
+            for below in try table.keys(below: key) {
                 if settingsRule(below.rawValue, at: table.entries.index(forKey: below.rawValue)).lock >= 0 {
                     locked.append(.string(below.rawValue))
-                } else if delete(below.rawValue, origin: client.origin) != nil {
+                } else if try delete(below.rawValue, origin: client.origin) != nil {
                     reset.append(.string(below.rawValue))
                 }
             }
         } else {
             try checkUnset(name)
-            if delete(name, origin: client.origin) != nil { reset.append(.string(name)) }
+            if try delete(name, origin: client.origin) != nil { reset.append(.string(name)) }
         }
         client.connection.reply(["version": .int(table.version), "reset": .array(reset), "locked": .array(locked)])
     }
@@ -103,10 +103,9 @@ extension BeaconBus {
         let prefixName = try parameters.optionalString("prefix") ?? ""
         let prefix = prefixName.isEmpty ? nil : try parseKey(prefixName)
         var values: [String: JSONValue] = [:]
-        for key in table.keys(below: prefix) {
+        for (key, entry) in try table.entries(below: prefix) {
             // The daemon's own keys (session.*, lifecycle.*, ...) are no one's to restore.
-            guard !Self.isReserved(key.rawValue), let entry = table.entries[key.rawValue], entry.ephemeralOwner == nil
-            else { continue }
+            guard !Self.isReserved(key.rawValue), entry.ephemeralOwner == nil else { continue }
             values[Self.relative(key.rawValue, to: prefixName)] = Self.parsedValue(entry.value)
         }
         client.connection.reply(["values": .object(values), "version": .int(table.version)])
@@ -129,7 +128,7 @@ extension BeaconBus {
             guard encoded.count <= limits.maxValueSize else {
                 throw BusError.valueTooLarge(name, size: encoded.count, limit: limits.maxValueSize)
             }
-            let index = table.entries.index(forKey: name)
+            let index = try table.index(forKey: name)
             let rule = settingsRule(name, at: index)
             if rule.lock >= 0 {
                 locked.append(.string(name))
@@ -144,7 +143,7 @@ extension BeaconBus {
         }
         for write in writes {
             _ = store(
-                key: write.key, value: write.value, at: table.entries.index(forKey: write.key.rawValue),
+                key: write.key, value: write.value, at: try table.index(forKey: write.key.rawValue),
                 ephemeralOwner: nil, origin: client.origin)
         }
         client.connection.reply([

@@ -100,15 +100,12 @@ package final class BeaconBus: VarlinkService {
         self.logger = logger
         self.startedUsec = WallClock.nowUsec()
         let recorded = marker?.read()
-        let contents = try storage.load { key in
-            logger.error("stored value does not parse; ignoring it", metadata: ["key": "\(key)"])
-        }
-        let stored = table.load(contents, now: startedUsec) { table, key, reason in
+        let contents = try storage.load()
+        let stored = try table.load(contents, now: startedUsec) { table, key, reason in
             logger.error(
                 "skipping a stored row the bus could not have written",
                 metadata: ["table": "\(table)", "key": "\(key)", "reason": "\(reason)"])
         }
-        writer.opened(storedVersion: stored)
         if let recorded {
             if recorded.stored > stored {
                 logger.critical(
@@ -140,7 +137,7 @@ package final class BeaconBus: VarlinkService {
         logger.info(
             "store opened",
             metadata: [
-                "path": "\(storage.path)", "properties": "\(table.entries.count)",
+                "path": "\(storage.path)", "properties": "\(table.count)",
                 "tombstones": "\(table.tombstones.count)", "version": "\(table.version)",
             ]
         )
@@ -334,10 +331,13 @@ package final class BeaconBus: VarlinkService {
         return version
     }
 
-    /// Deletes a property and queues its change event; returns the deletion's version.
+    /// Deletes a property and queues its change event; returns the deletion's version, `nil` when it had no value.
     @discardableResult
-    func delete(_ name: String, origin: Origin) -> Int64? {
-        guard let change = table.delete(name, origin: origin, now: WallClock.nowUsec()) else { return nil }
+    func delete(_ name: String, origin: Origin) throws(VarlinkError) -> Int64? {
+        // The table deletes what it holds in memory: a key not read since the start is read first.
+        guard try table.index(forKey: name) != nil,
+            let change = table.delete(name, origin: origin, now: WallClock.nowUsec())
+        else { return nil }
         publish(change)
         requestEndOfTick()
         return change.version

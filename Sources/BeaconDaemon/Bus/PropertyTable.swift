@@ -4,6 +4,12 @@ import BeaconProtocol
 ///
 /// Every change queues its store writes with the ``StoreWriter`` and returns its change event; until the writer
 /// commits, the change can be undone (``rollBack()``), so that a tick whose commit failed leaves no trace.
+///
+/// The store is the table of record for persistent properties: a start reads only the tombstones and counters, and
+/// ``entries`` holds the entries read since (``index(forKey:)`` reads a missing one from the store), the ephemeral
+/// ones and those changed in the current tick. Reads of a prefix or of a history (``entries(below:)``,
+/// ``changes(since:matching:)``, ``snapshot(matching:)``) ask the store for its rows in order, and take the state of
+/// a key changed in this tick, or ephemeral, from memory: the store has it only once the tick commits.
 final class PropertyTable {
     struct Entry {
         var value: [UInt8]
@@ -61,7 +67,7 @@ final class PropertyTable {
     }
 
     /// The state of one key before the first change not yet committed.
-    private struct Undo {
+    struct Undo {
         var name: String
         var entry: Entry?
         var tombstone: Tombstone?
@@ -69,11 +75,16 @@ final class PropertyTable {
 
     /// The longest Get reply kept with its entry, in bytes.
     static let cachedGetReplyLimit = 2048
+    /// Past this many entries in memory, a commit lets go of those the store holds as they are.
+    static let cachedEntryLimit = 1 << 16
     /// Versions are handed out in blocks: the store records the block's end before any version in it is used.
     static let versionBlock: Int64 = 100_000
 
     let writer: StoreWriter
     var historyLimit: Int
+    /// Told of each stored row the bus could not have written (the table, the key, why), once per row.
+    private var reportSkipped: (_ table: String, _ key: String, _ reason: String) -> Void = { _, _, _ in }
+    private var reportedRows: Set<String> = []
 
     // Written on every Set. Like the whole bus they are used on the event loop only, and no access to them spans a
     // call that could reach them again, so the runtime's exclusivity checks would never find a conflict.
@@ -87,50 +98,37 @@ final class PropertyTable {
     /// Keys of the ephemeral properties, by owning connection.
     private(set) var ephemeralKeys: [Int: Set<String>] = [:]
 
-    @exclusivity(unchecked) private var undo: [Undo] = []
+    @exclusivity(unchecked) private(set) var undo: [Undo] = []
+    /// Keys deleted since the last commit whose tombstone was already let go (``pruneHistoryIfNeeded()``): the store
+    /// still has their rows until the commit.
+    private(set) var deletedBeforeCommit: Set<String> = []
     /// The counters before the first change not yet committed.
-    private var undoCounters: (version: Int64, ceiling: Int64, floor: Int64)?
+    private var undoCounters: (version: Int64, ceiling: Int64, floor: Int64, stored: Int)?
 
     init(writer: StoreWriter, historyLimit: Int) {
         self.writer = writer
         self.historyLimit = historyLimit
     }
 
-    /// Fills the table from the store's contents. A row that could not have been written by the bus (a key that is
-    /// not a valid key, a version below 1, a key both set and deleted) is skipped and reported to `skipped` with the
-    /// reason. The ephemeral properties did not survive the restart: their deletions are recorded for `since`
+    /// Starts the table on the store's contents: its counters and tombstones (the properties are read when needed). A
+    /// row that could not have been written by the bus (a key that is not a valid key, a version below 1, a key both
+    /// set and deleted) is skipped and reported to `skipped` with the reason, here for tombstones and when read for
+    /// properties. The ephemeral properties did not survive the restart: their deletions are recorded for `since`
     /// replays. Queues store writes; commit them before serving.
-    /// Returns the highest version of a row loaded.
+    /// Returns the highest version of a row stored.
     @discardableResult
     func load(
-        _ contents: StoreContents, now: Int64, skipped: (_ table: String, _ key: String, _ reason: String) -> Void
-    ) -> Int64 {
-        var highest = contents.meta["versionCeiling"] ?? 0
-        var stored: Int64 = 0
-        entries.reserveCapacity(entries.count + contents.properties.count)
-        for property in contents.properties {
-            if let reason = Self.invalidity(of: property.key, version: property.version) {
-                skipped("property", property.key, reason)
-                continue
-            }
-            entries[property.key] = Entry(
-                value: property.value, version: property.version, modifiedUsec: property.modifiedUsec,
-                origin: property.origin, ephemeralOwner: nil, markedEphemeral: false)
-            highest = max(highest, property.version)
-            stored = max(stored, property.version)
-        }
+        _ contents: StoreContents, now: Int64,
+        skipped: @escaping (_ table: String, _ key: String, _ reason: String) -> Void
+    ) throws -> Int64 {
+        reportSkipped = skipped
+        var stored = contents.meta["storedVersion"] ?? 0
+        var highest = max(contents.meta["versionCeiling"] ?? 0, stored)
+        writer.opened(propertyCount: Int(contents.meta["propertyCount"] ?? 0))
         for tombstone in contents.tombstones {
             if let reason = Self.invalidity(of: tombstone.key, version: tombstone.version) {
-                skipped("tombstone", tombstone.key, reason)
+                report("tombstone", tombstone.key, reason)
                 continue
-            }
-            // Versions are never handed out twice, so the row of the higher version is the later change.
-            if let entry = entries[tombstone.key], entry.version > tombstone.version {
-                skipped("tombstone", tombstone.key, "the key is also stored, with a later version")
-                continue
-            }
-            if entries.removeValue(forKey: tombstone.key) != nil {
-                skipped("property", tombstone.key, "the key is also deleted, with a later version")
             }
             tombstones[tombstone.key] = Tombstone(
                 version: tombstone.version, modifiedUsec: tombstone.modifiedUsec, origin: tombstone.origin)
@@ -140,13 +138,14 @@ final class PropertyTable {
         historyFloor = contents.meta["historyFloor"] ?? 0
         version = highest
         versionCeiling = highest
+        writer.opened(storedVersion: stored)
         for key in contents.ephemeralKeys {
             writer.record(.unmarkEphemeral(key: key))
             guard Self.invalidity(of: key, version: 1) == nil else {
-                skipped("ephemeral", key, "not a valid key")
+                report("ephemeral", key, "not a valid key")
                 continue
             }
-            guard entries[key] == nil else { continue }
+            guard try writer.storage.property(key) == nil else { continue }
             let deletion = Tombstone(version: nextVersion(), modifiedUsec: now, origin: .daemon)
             tombstones[key] = deletion
             writer.record(
@@ -159,6 +158,12 @@ final class PropertyTable {
         // fsync took 0.5 ms of every start).
         committed()
         return stored
+    }
+
+    /// Reports a stored row the bus could not have written, once.
+    func report(_ table: String, _ key: String, _ reason: String) {
+        guard reportedRows.insert(table + " " + key).inserted else { return }
+        reportSkipped(table, key, reason)
     }
 
     /// The store lost changes that clients may have seen (``VersionMarker``): the counter continues above
@@ -182,7 +187,7 @@ final class PropertyTable {
     /// Replays from before `floor` resync: the history that answered them (the settings' part of it) was let go.
     func raiseHistoryFloor(to floor: Int64) {
         guard floor > historyFloor else { return }
-        if undoCounters == nil { undoCounters = (version, versionCeiling, historyFloor) }
+        if undoCounters == nil { undoCounters = (version, versionCeiling, historyFloor, writer.propertyCount) }
         historyFloor = floor
         writer.record(.setMeta(name: "historyFloor", value: historyFloor))
     }
@@ -215,7 +220,7 @@ final class PropertyTable {
 
     /// The next number of the daemon-wide version counter.
     private func nextVersion() -> Int64 {
-        if undoCounters == nil { undoCounters = (version, versionCeiling, historyFloor) }
+        if undoCounters == nil { undoCounters = (version, versionCeiling, historyFloor, writer.propertyCount) }
         version += 1
         if version >= versionCeiling { raiseCeiling() }
         return version
@@ -298,6 +303,7 @@ final class PropertyTable {
             }
             if existed && previousOwner == nil {
                 writer.record(.deleteProperty(key: name))
+                writer.propertyCount -= 1
             }
             if !entry.markedEphemeral {
                 entry.markedEphemeral = true
@@ -310,6 +316,7 @@ final class PropertyTable {
                 entry.markedEphemeral = false
                 writer.record(.unmarkEphemeral(key: name))
             }
+            if !existed || previousOwner != nil { writer.propertyCount += 1 }
             entry.ephemeralOwner = nil
             entry.upsertPosition = writer.recordUpsert(
                 StoredProperty(key: name, value: value, version: version, modifiedUsec: now, origin: origin),
@@ -333,6 +340,7 @@ final class PropertyTable {
             removeEphemeralKey(name, of: owner)
         } else {
             writer.record(.deleteProperty(key: name))
+            writer.propertyCount -= 1
         }
         if entry.markedEphemeral {
             writer.record(.unmarkEphemeral(key: name))
@@ -363,6 +371,8 @@ final class PropertyTable {
         for (key, tombstone) in sorted.prefix(drop) {
             undo.append(Undo(name: key, entry: nil, tombstone: tombstone))
             tombstones[key] = nil
+            // Until the commit, the store still has the row of a key deleted in this tick.
+            if tombstone.version > writer.storedVersion { deletedBeforeCommit.insert(key) }
         }
         historyFloor = sorted[drop - 1].value.version
         writer.record(.pruneTombstones(upToVersion: historyFloor))
@@ -374,11 +384,19 @@ final class PropertyTable {
     /// Changes since the last commit, which ``rollBack()`` would undo.
     var hasUncommittedChanges: Bool { undoCounters != nil || !undo.isEmpty }
 
-    /// The writer committed: what changed can no longer be undone.
+    /// The writer committed: what changed can no longer be undone. Past ``cachedEntryLimit`` entries, those the
+    /// store holds as they are (not ephemeral) are let go.
     func committed() {
         undoCounters = nil
+        if !deletedBeforeCommit.isEmpty { deletedBeforeCommit = [] }
+        if entries.count > Self.cachedEntryLimit { evictStoredEntries() }
         guard !undo.isEmpty else { return }
         undo.removeAll(keepingCapacity: undo.count <= 4096)
+    }
+
+    /// Lets go of every entry that the store holds as it is; the next call that needs one reads it again.
+    func evictStoredEntries() {
+        entries = entries.filter { $0.value.ephemeralOwner != nil }
     }
 
     /// The writer's commit failed: every change since the last commit is undone, in reverse order.
@@ -393,6 +411,7 @@ final class PropertyTable {
             version = counters.version
             versionCeiling = counters.ceiling
             historyFloor = counters.floor
+            writer.propertyCount = counters.stored
         }
         committed()
     }

@@ -2,8 +2,14 @@
 protocol PropertyStorage: AnyObject {
     /// Where the store is, for `Status` and the log.
     var path: String { get }
-    /// Everything stored; `invalid` is called with the key of each stored value that does not parse.
-    func load(invalid: (String) -> Void) throws -> StoreContents
+    /// What a start reads: everything but the properties, which are read when needed.
+    func load() throws -> StoreContents
+    /// The stored row of `key`, `nil` when there is none.
+    func property(_ key: String) throws -> StoredRow?
+    /// The rows whose keys are at least `lower` and, when `upper` is given, below it.
+    func properties(from lower: String, below upper: String?, _ body: (StoredRow) -> Void) throws
+    /// The rows changed after `version`.
+    func properties(changedAfter version: Int64, _ body: (StoredRow) -> Void) throws
     /// Applies `operations` in one transaction: all of them, or none when it throws.
     func commit(_ operations: [StoreOperation]) throws
 }
@@ -19,6 +25,9 @@ final class StoreWriter {
     @exclusivity(unchecked) private(set) var settledCount = 0
     /// The highest version of a property or tombstone row committed so far.
     private(set) var storedVersion: Int64 = 0
+    /// How many property rows the store holds once what is queued is committed; ``PropertyTable`` keeps it.
+    var propertyCount = 0
+    private var committedPropertyCount = 0
 
     init(storage: any PropertyStorage) {
         self.storage = storage
@@ -46,26 +55,39 @@ final class StoreWriter {
         return settledCount + pending.count - 1
     }
 
-    /// Commits what is queued in one transaction. On failure nothing queued is kept: the caller undoes what it
-    /// described.
+    /// Commits what is queued in one transaction, with the counters a start reads (`storedVersion`,
+    /// `propertyCount`) when they changed. On failure nothing queued is kept: the caller undoes what it described.
     func commit() throws {
+        var highest = storedVersion
+        for operation in pending {
+            switch operation {
+            case .upsertProperty(let property): highest = max(highest, property.version)
+            case .upsertTombstone(let tombstone): highest = max(highest, tombstone.version)
+            default: break
+            }
+        }
+        if highest > storedVersion { pending.append(.setMeta(name: "storedVersion", value: highest)) }
+        if propertyCount != committedPropertyCount {
+            pending.append(.setMeta(name: "propertyCount", value: Int64(propertyCount)))
+        }
         guard !pending.isEmpty else { return }
         defer {
             settledCount += pending.count
             pending.removeAll(keepingCapacity: pending.count <= 4096)
         }
         try storage.commit(pending)
-        for operation in pending {
-            switch operation {
-            case .upsertProperty(let property): storedVersion = max(storedVersion, property.version)
-            case .upsertTombstone(let tombstone): storedVersion = max(storedVersion, tombstone.version)
-            default: break
-            }
-        }
+        storedVersion = highest
+        committedPropertyCount = propertyCount
     }
 
     /// The store held rows up to `version` when it was opened.
     func opened(storedVersion version: Int64) {
         storedVersion = max(storedVersion, version)
+    }
+
+    /// The store held `count` property rows when it was opened.
+    func opened(propertyCount count: Int) {
+        propertyCount = count
+        committedPropertyCount = count
     }
 }

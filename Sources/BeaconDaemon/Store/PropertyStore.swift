@@ -41,9 +41,14 @@ enum StoreOperation: Sendable {
     case setMeta(name: String, value: Int64)
 }
 
-/// What the store holds when the daemon starts.
+/// A property row as read from the store; when its value is not JSON, `parses` is false and the value empty.
+struct StoredRow: Sendable {
+    var property: StoredProperty
+    var parses: Bool
+}
+
+/// What a start reads from the store: everything but the properties.
 struct StoreContents: Sendable {
-    var properties: [StoredProperty]
     var tombstones: [StoredTombstone]
     /// Keys of ephemeral properties that existed when the daemon last stopped.
     var ephemeralKeys: [String]
@@ -126,9 +131,9 @@ final class PropertyStore: Sendable {
         }
     }
 
-    /// `PRAGMA user_version` of a store with the schema below: 0 before it was recorded, then 2 (the schema with
-    /// the `machine` columns).
-    static let schemaVersion = 2
+    /// `PRAGMA user_version` of a store with the schema below: 0 before it was recorded, 2 with the `machine`
+    /// columns, 3 with the counters `storedVersion` and `propertyCount` in `meta`.
+    static let schemaVersion = 3
 
     private static let schema = """
         CREATE TABLE IF NOT EXISTS property (
@@ -167,43 +172,21 @@ final class PropertyStore: Sendable {
             try connection.execute(
                 "ALTER TABLE property ADD COLUMN machine TEXT; ALTER TABLE tombstone ADD COLUMN machine TEXT;")
         }
+        // Version 3: a start no longer reads every row, so the counters it took from them are kept in `meta`, and
+        // every commit that changes them writes them (``StoreWriter``). Counted once here.
+        try connection.execute(
+            """
+            INSERT OR IGNORE INTO meta (name, value) VALUES ('storedVersion', max(
+                (SELECT coalesce(max(version), 0) FROM property), (SELECT coalesce(max(version), 0) FROM tombstone)));
+            INSERT OR IGNORE INTO meta (name, value) VALUES ('propertyCount', (SELECT count(*) FROM property));
+            """)
     }
 
-    /// Reads everything. Values that no longer parse are skipped and reported through `invalid`.
-    func load(invalid: (String) -> Void) throws -> StoreContents {
-        let limits = JSONLimits(maxDepth: 512, maxBytes: Int.max)
-        let (contents, broken) = try connection.withLock { connection in
+    /// Reads what a start needs: the tombstones, the ephemeral keys and the counters; the properties are read when
+    /// a call needs them (``property(_:)``, ``properties(from:below:_:)``).
+    func load() throws -> StoreContents {
+        try connection.withLock { connection in
             try connection.transaction(immediate: false) { connection in
-                var properties: [StoredProperty] = []
-                var broken: [String] = []
-                try connection.query("SELECT key, value, version, modified, uid, pid, command, machine FROM property") {
-                    row in
-                    let key = row.text(0) ?? ""
-                    // The daemon stores values compact, as it sends them: those are checked and kept as they
-                    // are; only a value written otherwise (by hand, by another tool) is parsed and encoded again.
-                    // Parsing every value and encoding it again was a third of a start with 300,000 keys.
-                    let read = row.withBytes(1) { bytes -> [UInt8]? in
-                        guard let bytes else { return nil }
-                        if (try? JSONValue.isCompactEncoding(bytes, limits: limits)) == true { return Array(bytes) }
-                        guard let parsed = try? JSONValue(parsing: bytes, limits: limits) else { return nil }
-                        var value: [UInt8] = []
-                        parsed.encode(into: &value)
-                        return value
-                    }
-                    guard let value = read else {
-                        broken.append(key)
-                        return
-                    }
-                    properties.append(
-                        StoredProperty(
-                            key: key,
-                            value: value,
-                            version: row.int64(2),
-                            modifiedUsec: row.int64(3),
-                            origin: row.origin(4)
-                        )
-                    )
-                }
                 var tombstones: [StoredTombstone] = []
                 try connection.query("SELECT key, version, modified, uid, pid, command, machine FROM tombstone") {
                     row in
@@ -220,19 +203,66 @@ final class PropertyStore: Sendable {
                 try connection.query("SELECT key FROM ephemeral") { row in ephemeral.append(row.text(0) ?? "") }
                 var meta: [String: Int64] = [:]
                 try connection.query("SELECT name, value FROM meta") { row in meta[row.text(0) ?? ""] = row.int64(1) }
-                return (
-                    StoreContents(
-                        properties: properties,
-                        tombstones: tombstones,
-                        ephemeralKeys: ephemeral,
-                        meta: meta
-                    ),
-                    broken
-                )
+                return StoreContents(tombstones: tombstones, ephemeralKeys: ephemeral, meta: meta)
             }
         }
-        for key in broken { invalid(key) }
-        return contents
+    }
+
+    /// The stored row of `key`, `nil` when there is none.
+    func property(_ key: String) throws -> StoredRow? {
+        var found: StoredRow?
+        try connection.withLock { connection in
+            try connection.select(.selectProperty, .text(key)) { found = Self.propertyRow($0) }
+        }
+        return found
+    }
+
+    /// The rows whose keys are at least `lower` and, when `upper` is given, below it, in byte order.
+    func properties(from lower: String, below upper: String?, _ body: (StoredRow) -> Void) throws {
+        // Read under the lock, given to `body` after it: the connection cannot be lent to a caller's closure.
+        let rows = try connection.withLock { connection in
+            var rows: [StoredRow] = []
+            if let upper {
+                try connection.select(.selectPropertyRange, .text(lower), .text(upper)) {
+                    rows.append(Self.propertyRow($0))
+                }
+            } else {
+                try connection.select(.selectPropertiesFrom, .text(lower)) { rows.append(Self.propertyRow($0)) }
+            }
+            return rows
+        }
+        rows.forEach(body)
+    }
+
+    /// The rows changed after `version`, in no order.
+    func properties(changedAfter version: Int64, _ body: (StoredRow) -> Void) throws {
+        let rows = try connection.withLock { connection in
+            var rows: [StoredRow] = []
+            try connection.select(.selectPropertiesChanged, .int(version)) { rows.append(Self.propertyRow($0)) }
+            return rows
+        }
+        rows.forEach(body)
+    }
+
+    private static let valueLimits = JSONLimits(maxDepth: 512, maxBytes: Int.max)
+
+    /// A property row of a query's result (the columns of ``SQLiteStatement/selectProperty``).
+    private static func propertyRow(_ row: SQLiteRow) -> StoredRow {
+        // The daemon stores values compact, as it sends them: those are checked and kept as they are; only a
+        // value written otherwise (by hand, by another tool) is parsed and encoded again.
+        let value = row.withBytes(1) { bytes -> [UInt8]? in
+            guard let bytes else { return nil }
+            if (try? JSONValue.isCompactEncoding(bytes, limits: valueLimits)) == true { return Array(bytes) }
+            guard let parsed = try? JSONValue(parsing: bytes, limits: valueLimits) else { return nil }
+            var value: [UInt8] = []
+            parsed.encode(into: &value)
+            return value
+        }
+        return StoredRow(
+            property: StoredProperty(
+                key: row.text(0) ?? "", value: value ?? [], version: row.int64(2), modifiedUsec: row.int64(3),
+                origin: row.origin(4)),
+            parses: value != nil)
     }
 
     /// Applies `operations` in one transaction.

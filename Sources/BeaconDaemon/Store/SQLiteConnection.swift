@@ -10,7 +10,7 @@ enum SQLiteArgument {
     case utf8([UInt8])
 }
 
-/// The statements of the store's writes, each prepared once per connection.
+/// The statements of the store's writes and of its reads while serving, each prepared once per connection.
 ///
 /// The upserts replace the whole row (`INSERT OR REPLACE`: every column is given, and no column has a default, a
 /// trigger or a foreign key): cheaper for SQLite than `ON CONFLICT … DO UPDATE`, with the same result.
@@ -23,6 +23,13 @@ enum SQLiteStatement: Int, CaseIterable {
     case unmarkEphemeral
     case pruneTombstones
     case setMeta
+    case selectProperty
+    case selectPropertyRange
+    case selectPropertiesFrom
+    case selectPropertiesChanged
+
+    /// The columns of a property row, in the order ``PropertyStore`` reads them.
+    private static let propertyColumns = "key, value, version, modified, uid, pid, command, machine"
 
     var sql: String {
         switch self {
@@ -48,6 +55,14 @@ enum SQLiteStatement: Int, CaseIterable {
             "DELETE FROM tombstone WHERE version <= ?"
         case .setMeta:
             "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)"
+        case .selectProperty:
+            "SELECT \(Self.propertyColumns) FROM property WHERE key = ?"
+        case .selectPropertyRange:
+            "SELECT \(Self.propertyColumns) FROM property WHERE key >= ? AND key < ?"
+        case .selectPropertiesFrom:
+            "SELECT \(Self.propertyColumns) FROM property WHERE key >= ?"
+        case .selectPropertiesChanged:
+            "SELECT \(Self.propertyColumns) FROM property WHERE version > ?"
         }
     }
 }
@@ -190,23 +205,48 @@ struct SQLiteConnection {
             statements[statement.rawValue] = prepared
         }
         let code = arguments.withUnsafeBufferPointer { arguments in
-            Self.bindAndRun(prepared, arguments[...])
+            Self.bindAndRun(prepared, arguments[...], row: nil)
         }
         guard code == SQLITE_DONE else { throw error(code, statement.sql) }
     }
 
-    /// Binds `arguments` to the parameters from the first of them on, then steps `statement` through its rows,
-    /// resets it and clears its bindings; returns `SQLITE_DONE`, or the code of the call that failed.
+    /// Runs the query `statement` with `arguments`, preparing it once per connection, and calls `row` for each row
+    /// of its result, in the order SQLite gives them.
+    mutating func select(
+        _ statement: SQLiteStatement, _ arguments: SQLiteArgument..., row: (SQLiteRow) -> Void
+    ) throws(StoreError) {
+        let prepared: OpaquePointer
+        if let cached = statements[statement.rawValue] {
+            prepared = cached
+        } else {
+            prepared = try prepare(statement.sql)
+            statements[statement.rawValue] = prepared
+        }
+        let code = withoutActuallyEscaping(row) { row in
+            arguments.withUnsafeBufferPointer { arguments in
+                Self.bindAndRun(prepared, arguments[...], row: row)
+            }
+        }
+        guard code == SQLITE_DONE else { throw error(code, statement.sql) }
+    }
+
+    /// Binds `arguments` to the parameters from the first of them on, then steps `statement` through its rows
+    /// (calling `row` with each, when given), resets it and clears its bindings; returns `SQLITE_DONE`, or the code
+    /// of the call that failed.
     ///
     /// Text is bound without a copy (`SQLITE_STATIC`): it is read in place by the steps, which run while the
     /// bytes are borrowed, and the bindings are cleared before the borrow ends.
     private static func bindAndRun(
         _ statement: OpaquePointer,
-        _ arguments: Slice<UnsafeBufferPointer<SQLiteArgument>>
+        _ arguments: Slice<UnsafeBufferPointer<SQLiteArgument>>,
+        row: ((SQLiteRow) -> Void)?
     ) -> Int32 {
         guard let argument = arguments.first else {
             var code = sqlite3_step(statement)
-            while code == SQLITE_ROW { code = sqlite3_step(statement) }
+            while code == SQLITE_ROW {
+                row?(SQLiteRow(statement: statement))
+                code = sqlite3_step(statement)
+            }
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
             return code
@@ -222,15 +262,15 @@ struct SQLiteConnection {
         case .text(var value):
             return value.withUTF8 { utf8 in
                 let code = bind(UnsafeRawBufferPointer(utf8), to: statement, at: index)
-                return code == SQLITE_OK ? bindAndRun(statement, rest) : failed(statement, code)
+                return code == SQLITE_OK ? bindAndRun(statement, rest, row: row) : failed(statement, code)
             }
         case .utf8(let bytes):
             return bytes.withUnsafeBytes { bytes in
                 let code = bind(bytes, to: statement, at: index)
-                return code == SQLITE_OK ? bindAndRun(statement, rest) : failed(statement, code)
+                return code == SQLITE_OK ? bindAndRun(statement, rest, row: row) : failed(statement, code)
             }
         }
-        return code == SQLITE_OK ? bindAndRun(statement, rest) : failed(statement, code)
+        return code == SQLITE_OK ? bindAndRun(statement, rest, row: row) : failed(statement, code)
     }
 
     /// Clears what was bound before a binding failed with `code`; returns `code`.

@@ -13,7 +13,8 @@ import VarlinkServer
     import Musl
 #endif
 
-/// A store kept in memory that records every transaction and fails the next ones on demand.
+/// A store kept in memory that records every transaction, applies it to its rows, and fails the next ones on
+/// demand.
 final class TestStorage: PropertyStorage {
     struct InjectedFailure: Error, CustomStringConvertible {
         var description: String { "injected failure" }
@@ -24,9 +25,31 @@ final class TestStorage: PropertyStorage {
     private(set) var transactions: [[StoreOperation]] = []
     /// How many of the next commits fail.
     var failures = 0
+    /// The rows, as the committed transactions left them.
+    private(set) var properties: [String: StoredProperty] = [:]
+    private(set) var tombstones: [String: StoredTombstone] = [:]
+    private(set) var ephemeral: Set<String> = []
+    private(set) var meta: [String: Int64] = [:]
 
-    func load(invalid: (String) -> Void) throws -> StoreContents {
-        StoreContents(properties: [], tombstones: [], ephemeralKeys: [], meta: [:])
+    func load() throws -> StoreContents {
+        StoreContents(
+            tombstones: Array(tombstones.values), ephemeralKeys: Array(ephemeral), meta: meta)
+    }
+
+    func property(_ key: String) throws -> StoredRow? {
+        properties[key].map { StoredRow(property: $0, parses: true) }
+    }
+
+    func properties(from lower: String, below upper: String?, _ body: (StoredRow) -> Void) throws {
+        for key in properties.keys.sorted() where key >= lower && upper.map({ key < $0 }) ?? true {
+            body(StoredRow(property: properties[key]!, parses: true))
+        }
+    }
+
+    func properties(changedAfter version: Int64, _ body: (StoredRow) -> Void) throws {
+        for property in properties.values where property.version > version {
+            body(StoredRow(property: property, parses: true))
+        }
     }
 
     func commit(_ operations: [StoreOperation]) throws {
@@ -35,6 +58,18 @@ final class TestStorage: PropertyStorage {
             throw InjectedFailure()
         }
         transactions.append(operations)
+        for operation in operations {
+            switch operation {
+            case .upsertProperty(let property): properties[property.key] = property
+            case .deleteProperty(let key): properties[key] = nil
+            case .upsertTombstone(let tombstone): tombstones[tombstone.key] = tombstone
+            case .deleteTombstone(let key): tombstones[key] = nil
+            case .markEphemeral(let key): ephemeral.insert(key)
+            case .unmarkEphemeral(let key): ephemeral.remove(key)
+            case .pruneTombstones(let version): tombstones = tombstones.filter { $0.value.version > version }
+            case .setMeta(let name, let value): meta[name] = value
+            }
+        }
     }
 
     /// The keys of the properties the committed transactions upserted, in order.

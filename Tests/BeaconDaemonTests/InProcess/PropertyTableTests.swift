@@ -26,12 +26,14 @@ struct PropertyTableTests {
             now += 1
             let key = PropertyTable.trustedKey(name)
             return table.set(
-                key: key, value: Array(value.utf8), at: table.entries.index(forKey: name), ephemeralOwner: owner,
+                key: key, value: Array(value.utf8), at: (try? table.index(forKey: name)) ?? nil, ephemeralOwner: owner,
                 origin: PropertyTableTests.origin, now: now)
         }
 
         mutating func delete(_ name: String) -> ChangeEvent? {
             now += 1
+            // As the bus does: the table deletes what it holds in memory, read from the store first.
+            _ = try? table.index(forKey: name)
             return table.delete(name, origin: PropertyTableTests.origin, now: now)
         }
 
@@ -48,8 +50,10 @@ struct PropertyTableTests {
             }
         }
 
+        /// Every key's value, as the table reads it (memory and store).
         var values: [String: String] {
-            table.entries.mapValues { String(decoding: $0.value, as: UTF8.self) }
+            let all = (try? table.entries(below: nil)) ?? []
+            return Dictionary(uniqueKeysWithValues: all.map { ($0.key.rawValue, String(decoding: $0.entry.value, as: UTF8.self)) })
         }
     }
 
@@ -59,6 +63,13 @@ struct PropertyTableTests {
 
     @Test("random sets, deletes and failed commits: values, versions, keys below a prefix and replays match")
     func randomOperations() throws {
+        try randomOperations(letGo: false)
+        try randomOperations(letGo: true)
+    }
+
+    /// With `letGo`, the table lets go of its stored entries after some commits, so that later calls read them
+    /// from the store again.
+    func randomOperations(letGo: Bool) throws {
         var generator = SeededRandom(seed: 0x5EED_0042)
         var fixture = Fixture()
         var committed: [String: String] = [:]
@@ -106,18 +117,23 @@ struct PropertyTableTests {
                 lastVersion = committedVersion
             }
             #expect(fixture.values == committed)
+            #expect(fixture.table.count == committed.count)
+            if letGo && Bool.random(using: &generator) {
+                fixture.table.evictStoredEntries()
+                #expect(fixture.table.entries.isEmpty)
+            }
 
             // Keys below a prefix: every key equal to it or under it (a dot after it), sorted.
             for prefixName in ["a", "a.b", "b", "ab"] {
                 let prefix = PropertyTable.trustedKey(prefixName)
                 let expected = committed.keys.map(PropertyTable.trustedKey).filter { $0.hasPrefix(prefix) }.sorted()
-                #expect(fixture.table.keys(below: prefix) == expected, "below \(prefixName), round \(round)")
+                #expect(try fixture.table.keys(below: prefix) == expected, "below \(prefixName), round \(round)")
             }
-            #expect(fixture.table.keys(below: nil) == committed.keys.map(PropertyTable.trustedKey).sorted())
+            #expect(try fixture.table.keys(below: nil) == committed.keys.map(PropertyTable.trustedKey).sorted())
 
             // A replay from any committed version: the latest state of each key changed after it, in order.
             let since = Int64.random(in: 0...fixture.table.version, using: &generator)
-            let replay = try #require(fixture.table.changes(since: since) { _ in true })
+            let replay = try #require(try fixture.table.changes(since: since) { _ in true })
             let expected = changedAt.filter { $0.value > since }.sorted { $0.value < $1.value }
             #expect(replay.map(\.key.rawValue) == expected.map(\.key), "since \(since), round \(round)")
             #expect(replay.map(\.version) == expected.map(\.value))
@@ -160,8 +176,8 @@ struct PropertyTableTests {
         }
         #expect(fixture.commit())
         #expect(fixture.table.tombstones.count <= 11)
-        #expect(fixture.table.changes(since: 0) { _ in true } == nil, "the start of the history is gone")
-        let recent = try #require(fixture.table.changes(since: fixture.table.version - 5) { _ in true })
+        #expect(try fixture.table.changes(since: 0) { _ in true } == nil, "the start of the history is gone")
+        let recent = try #require(try fixture.table.changes(since: fixture.table.version - 5) { _ in true })
         #expect(recent.map(\.key.rawValue) == (25..<30).map { "k.\($0)" })
     }
 }
