@@ -58,9 +58,12 @@ struct StoreTests {
         #expect(row.property.origin == Origin(uid: 1000, pid: 77, command: "writer"))
         #expect(row.property.origin.machine == nil)
         #expect(contents.tombstones.map(\.key) == ["a.gone"])
-        // The counters a start reads instead of the rows, counted once by the migration.
-        #expect(contents.meta["storedVersion"] == 3)
+        // The count a start reads instead of the rows, counted once by the migration.
         #expect(contents.meta["propertyCount"] == 1)
+        #expect(try store.rowVersion(of: "a.b") == 3)
+        #expect(try store.rowVersion(of: "a.gone") == 2)
+        #expect(try store.rowVersion(of: "a.none") == nil)
+        #expect(try store.highestVersion() == 3)
 
         let remote = Origin(uid: 1000, pid: 12, command: "beaconctl", machine: "kiosk-7")
         try store.commit([

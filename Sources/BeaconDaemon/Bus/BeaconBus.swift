@@ -101,20 +101,32 @@ package final class BeaconBus: VarlinkService {
         self.startedUsec = WallClock.nowUsec()
         let recorded = marker?.read()
         let contents = try storage.load()
-        let stored = try table.load(contents, now: startedUsec) { table, key, reason in
+        var stored = try table.load(contents, now: startedUsec) { table, key, reason in
             logger.error(
                 "skipping a stored row the bus could not have written",
                 metadata: ["table": "\(table)", "key": "\(key)", "reason": "\(reason)"])
         }
+        writer.opened(storedVersion: stored)
         if let recorded {
-            if recorded.stored > stored {
+            // The store kept its tail when it has the row the marker names at its version (or later: a commit whose
+            // marker was not written yet). Only when that fails, or the marker names no row, is every row read.
+            var keptTail = recorded.stored <= stored
+            if !keptTail, let key = recorded.storedKey, let version = try storage.rowVersion(of: key) {
+                keptTail = version >= recorded.stored
+            }
+            if !keptTail {
+                stored = max(stored, try storage.highestVersion())
+                keptTail = recorded.stored <= stored
+            }
+            if keptTail {
+                writer.opened(storedVersion: recorded.stored, key: recorded.storedKey)
+                table.continueAbove(ceiling: recorded.ceiling)
+            } else {
                 logger.critical(
                     "the store lost committed changes (a damaged or truncated write-ahead log?): it holds changes up to version \(stored), but changes up to \(recorded.stored) were committed; versions continue above \(recorded.ceiling), and watchers resync",
                     metadata: ["store": "\(storage.path)", "marker": "\(marker?.path ?? "")"])
                 table.recoverLostTail(ceiling: recorded.ceiling)
                 writer.opened(storedVersion: recorded.stored)
-            } else {
-                table.continueAbove(ceiling: recorded.ceiling)
             }
         } else if let marker {
             logger.info("no version marker yet; starting one", metadata: ["marker": "\(marker.path)"])
@@ -146,7 +158,9 @@ package final class BeaconBus: VarlinkService {
     /// Writes the ceiling and the highest stored version to the marker after a commit.
     private func recordMarker() {
         guard let marker else { return }
-        if !marker.record(VersionMarker.Contents(ceiling: table.versionCeiling, stored: writer.storedVersion)) {
+        let contents = VersionMarker.Contents(
+            ceiling: table.versionCeiling, stored: writer.storedVersion, storedKey: writer.storedKey)
+        if !marker.record(contents) {
             logger.error("cannot write the version marker", metadata: ["marker": "\(marker.path)"])
         }
     }

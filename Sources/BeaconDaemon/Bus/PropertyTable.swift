@@ -115,15 +115,17 @@ final class PropertyTable {
     /// set and deleted) is skipped and reported to `skipped` with the reason, here for tombstones and when read for
     /// properties. The ephemeral properties did not survive the restart: their deletions are recorded for `since`
     /// replays. Queues store writes; commit them before serving.
-    /// Returns the highest version of a row stored.
+    /// Returns the highest version of a tombstone.
     @discardableResult
     func load(
         _ contents: StoreContents, now: Int64,
         skipped: @escaping (_ table: String, _ key: String, _ reason: String) -> Void
     ) throws -> Int64 {
         reportSkipped = skipped
-        var stored = contents.meta["storedVersion"] ?? 0
-        var highest = max(contents.meta["versionCeiling"] ?? 0, stored)
+        var stored: Int64 = 0
+        // The ceiling is above every version handed out; a store without one (never changed since it was made)
+        // is read whole for its highest version, once.
+        var highest = try contents.meta["versionCeiling"] ?? writer.storage.highestVersion()
         writer.opened(propertyCount: Int(contents.meta["propertyCount"] ?? 0))
         for tombstone in contents.tombstones {
             if let reason = Self.invalidity(of: tombstone.key, version: tombstone.version) {
@@ -138,7 +140,6 @@ final class PropertyTable {
         historyFloor = contents.meta["historyFloor"] ?? 0
         version = highest
         versionCeiling = highest
-        writer.opened(storedVersion: stored)
         for key in contents.ephemeralKeys {
             writer.record(.unmarkEphemeral(key: key))
             guard Self.invalidity(of: key, version: 1) == nil else {

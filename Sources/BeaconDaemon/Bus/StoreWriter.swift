@@ -10,6 +10,10 @@ protocol PropertyStorage: AnyObject {
     func properties(from lower: String, below upper: String?, _ body: (StoredRow) -> Void) throws
     /// The rows changed after `version`.
     func properties(changedAfter version: Int64, _ body: (StoredRow) -> Void) throws
+    /// The version of `key`'s property or tombstone row (the higher, if both); `nil` when it has neither.
+    func rowVersion(of key: String) throws -> Int64?
+    /// The highest version of any property or tombstone row; reads every row.
+    func highestVersion() throws -> Int64
     /// Applies `operations` in one transaction: all of them, or none when it throws.
     func commit(_ operations: [StoreOperation]) throws
 }
@@ -23,8 +27,9 @@ final class StoreWriter {
     @exclusivity(unchecked) private(set) var pending: [StoreOperation] = []
     /// How many queued operations were committed (or discarded) and removed from the front of ``pending``.
     @exclusivity(unchecked) private(set) var settledCount = 0
-    /// The highest version of a property or tombstone row committed so far.
+    /// The highest version of a property or tombstone row committed so far, and that row's key.
     private(set) var storedVersion: Int64 = 0
+    private(set) var storedKey: String?
     /// How many property rows the store holds once what is queued is committed; ``PropertyTable`` keeps it.
     var propertyCount = 0
     private var committedPropertyCount = 0
@@ -55,18 +60,9 @@ final class StoreWriter {
         return settledCount + pending.count - 1
     }
 
-    /// Commits what is queued in one transaction, with the counters a start reads (`storedVersion`,
-    /// `propertyCount`) when they changed. On failure nothing queued is kept: the caller undoes what it described.
+    /// Commits what is queued in one transaction, with the count of property rows a start reads when it changed.
+    /// On failure nothing queued is kept: the caller undoes what it described.
     func commit() throws {
-        var highest = storedVersion
-        for operation in pending {
-            switch operation {
-            case .upsertProperty(let property): highest = max(highest, property.version)
-            case .upsertTombstone(let tombstone): highest = max(highest, tombstone.version)
-            default: break
-            }
-        }
-        if highest > storedVersion { pending.append(.setMeta(name: "storedVersion", value: highest)) }
         if propertyCount != committedPropertyCount {
             pending.append(.setMeta(name: "propertyCount", value: Int64(propertyCount)))
         }
@@ -76,13 +72,25 @@ final class StoreWriter {
             pending.removeAll(keepingCapacity: pending.count <= 4096)
         }
         try storage.commit(pending)
-        storedVersion = highest
         committedPropertyCount = propertyCount
+        for operation in pending {
+            switch operation {
+            case .upsertProperty(let property) where property.version > storedVersion:
+                storedVersion = property.version
+                storedKey = property.key
+            case .upsertTombstone(let tombstone) where tombstone.version > storedVersion:
+                storedVersion = tombstone.version
+                storedKey = tombstone.key
+            default: break
+            }
+        }
     }
 
-    /// The store held rows up to `version` when it was opened.
-    func opened(storedVersion version: Int64) {
-        storedVersion = max(storedVersion, version)
+    /// The store held rows up to `version` (the row of `key`) when it was opened.
+    func opened(storedVersion version: Int64, key: String? = nil) {
+        guard version > storedVersion else { return }
+        storedVersion = version
+        storedKey = key
     }
 
     /// The store held `count` property rows when it was opened.

@@ -132,7 +132,7 @@ final class PropertyStore: Sendable {
     }
 
     /// `PRAGMA user_version` of a store with the schema below: 0 before it was recorded, 2 with the `machine`
-    /// columns, 3 with the counters `storedVersion` and `propertyCount` in `meta`.
+    /// columns, 3 with the count of properties (`propertyCount`) in `meta`.
     static let schemaVersion = 3
 
     private static let schema = """
@@ -172,14 +172,10 @@ final class PropertyStore: Sendable {
             try connection.execute(
                 "ALTER TABLE property ADD COLUMN machine TEXT; ALTER TABLE tombstone ADD COLUMN machine TEXT;")
         }
-        // Version 3: a start no longer reads every row, so the counters it took from them are kept in `meta`, and
-        // every commit that changes them writes them (``StoreWriter``). Counted once here.
+        // Version 3: a start no longer reads every row, so the count it took from them is kept in `meta`, and every
+        // commit that changes it writes it (``StoreWriter``). Counted once here.
         try connection.execute(
-            """
-            INSERT OR IGNORE INTO meta (name, value) VALUES ('storedVersion', max(
-                (SELECT coalesce(max(version), 0) FROM property), (SELECT coalesce(max(version), 0) FROM tombstone)));
-            INSERT OR IGNORE INTO meta (name, value) VALUES ('propertyCount', (SELECT count(*) FROM property));
-            """)
+            "INSERT OR IGNORE INTO meta (name, value) VALUES ('propertyCount', (SELECT count(*) FROM property))")
     }
 
     /// Reads what a start needs: the tombstones, the ephemeral keys and the counters; the properties are read when
@@ -242,6 +238,28 @@ final class PropertyStore: Sendable {
             return rows
         }
         rows.forEach(body)
+    }
+
+    /// The version of `key`'s property or tombstone row (the higher, if both); `nil` when it has neither.
+    func rowVersion(of key: String) throws -> Int64? {
+        try connection.withLock { connection in
+            // Versions start at 1: 0 is no row.
+            var version: Int64 = 0
+            try connection.select(.selectRowVersion, .text(key), .text(key)) { version = $0.int64(0) }
+            return version > 0 ? version : nil
+        }
+    }
+
+    /// The highest version of any property or tombstone row; reads every property row.
+    func highestVersion() throws -> Int64 {
+        try connection.withLock { connection in
+            Int64(
+                try connection.text(
+                    """
+                    SELECT max((SELECT coalesce(max(version), 0) FROM property),
+                        (SELECT coalesce(max(version), 0) FROM tombstone))
+                    """) ?? "0") ?? 0
+        }
     }
 
     private static let valueLimits = JSONLimits(maxDepth: 512, maxBytes: Int.max)

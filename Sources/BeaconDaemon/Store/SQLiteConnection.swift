@@ -27,6 +27,7 @@ enum SQLiteStatement: Int, CaseIterable {
     case selectPropertyRange
     case selectPropertiesFrom
     case selectPropertiesChanged
+    case selectRowVersion
 
     /// The columns of a property row, in the order ``PropertyStore`` reads them.
     private static let propertyColumns = "key, value, version, modified, uid, pid, command, machine"
@@ -63,6 +64,11 @@ enum SQLiteStatement: Int, CaseIterable {
             "SELECT \(Self.propertyColumns) FROM property WHERE key >= ?"
         case .selectPropertiesChanged:
             "SELECT \(Self.propertyColumns) FROM property WHERE version > ?"
+        case .selectRowVersion:
+            """
+            SELECT max(coalesce((SELECT version FROM property WHERE key = ?), 0),
+                coalesce((SELECT version FROM tombstone WHERE key = ?), 0))
+            """
         }
     }
 }

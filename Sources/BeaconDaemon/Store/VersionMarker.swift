@@ -8,16 +8,23 @@
 /// so that a store that lost its tail (a damaged or truncated write-ahead log) cannot make the bus hand out a
 /// version twice, and the loss is noticed.
 ///
-/// 24 bytes: a magic number, the ceiling and the highest stored version, little-endian. It is rewritten in place
-/// after every commit that stored something; the ceiling is synced to disk before any version above the old one
-/// is used.
+/// A magic number, the ceiling, the highest stored version and the key of the row that has it (its length, then its
+/// bytes), little-endian. A start checks that row instead of reading every row for the highest version. It is
+/// rewritten in place after every commit that stored something; the ceiling is synced to disk before any version
+/// above the old one is used. A marker of the first format (24 bytes, no key) is still read.
 final class VersionMarker {
     struct Contents: Equatable {
         var ceiling: Int64
         var stored: Int64
+        /// The key of the property or tombstone row stored at version `stored`; `nil` in a marker of the first
+        /// format, or before anything was stored.
+        var storedKey: String? = nil
     }
 
-    private static let magic: UInt64 = 0x3156_4e4f_4341_4542  // "BEACONV1"
+    private static let magicWithoutKey: UInt64 = 0x3156_4e4f_4341_4542  // "BEACONV1"
+    private static let magic: UInt64 = 0x3256_4e4f_4341_4542  // "BEACONV2"
+    /// The longest key a marker holds; a longer one is recorded as no key.
+    private static let maxKeyLength = 4096
     let path: String
     private let fd: Int32
     private var written = Contents(ceiling: 0, stored: 0)
@@ -37,12 +44,24 @@ final class VersionMarker {
 
     /// What the file holds; `nil` when it is new, short or not a marker.
     func read() -> Contents? {
-        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        let count = withUnsafeMutableBytes(of: &words) { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard count == 24, UInt64(littleEndian: words.0) == Self.magic else { return nil }
-        let contents = Contents(
-            ceiling: Int64(bitPattern: UInt64(littleEndian: words.1)),
-            stored: Int64(bitPattern: UInt64(littleEndian: words.2)))
+        var bytes = [UInt8](repeating: 0, count: 32 + Self.maxKeyLength)
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count >= 24 else { return nil }
+        func word(_ index: Int) -> UInt64 {
+            bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
+        }
+        var contents = Contents(ceiling: Int64(bitPattern: word(1)), stored: Int64(bitPattern: word(2)))
+        switch word(0) {
+        case Self.magicWithoutKey:
+            break
+        case Self.magic:
+            guard count >= 32 else { return nil }
+            let length = Int(truncatingIfNeeded: word(3))
+            guard length >= 0, length <= Self.maxKeyLength, count >= 32 + length else { return nil }
+            if length > 0 { contents.storedKey = String(decoding: bytes[32..<(32 + length)], as: UTF8.self) }
+        default:
+            return nil
+        }
         written = contents
         synced = contents.ceiling
         return contents
@@ -52,12 +71,17 @@ final class VersionMarker {
     @discardableResult
     func record(_ contents: Contents) -> Bool {
         guard contents != written else { return true }
-        let words = (
-            Self.magic.littleEndian, UInt64(bitPattern: contents.ceiling).littleEndian,
-            UInt64(bitPattern: contents.stored).littleEndian
-        )
-        let count = withUnsafeBytes(of: words) { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard count == 24 else { return false }
+        var key = Array((contents.storedKey ?? "").utf8)
+        if key.count > Self.maxKeyLength { key = [] }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32 + key.count)
+        for word in [Self.magic, UInt64(bitPattern: contents.ceiling), UInt64(bitPattern: contents.stored)] {
+            withUnsafeBytes(of: word.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        withUnsafeBytes(of: UInt64(key.count).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: key)
+        let count = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard count == bytes.count else { return false }
         written = contents
         if contents.ceiling > synced {
             guard fsync(fd) == 0 else { return false }

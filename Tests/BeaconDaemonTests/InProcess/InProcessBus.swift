@@ -52,6 +52,14 @@ final class TestStorage: PropertyStorage {
         }
     }
 
+    func rowVersion(of key: String) throws -> Int64? {
+        max(properties[key]?.version ?? 0, tombstones[key]?.version ?? 0).nonZero
+    }
+
+    func highestVersion() throws -> Int64 {
+        max(properties.values.map(\.version).max() ?? 0, tombstones.values.map(\.version).max() ?? 0)
+    }
+
     func commit(_ operations: [StoreOperation]) throws {
         if failures > 0 {
             failures -= 1
@@ -81,6 +89,10 @@ final class TestStorage: PropertyStorage {
             }
         }
     }
+}
+
+extension Int64 {
+    fileprivate var nonZero: Int64? { self == 0 ? nil : self }
 }
 
 /// The bus and its varlink server on an `EmbeddedEventLoop`, with clients on `EmbeddedChannel`s: every part but
