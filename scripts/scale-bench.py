@@ -6,7 +6,10 @@ SAVE to an RDB file); both are stopped and started again on what they stored, an
 
 - memory per key: (VmRSS with N keys - VmRSS of an empty store) / N, each after its first answer;
 - exec -> first answer: from starting the process to the first answered Get (GET) of a stored key, polling;
-- List of a prefix of 100 keys (beacond only), the median of 50 calls.
+- List of a prefix of 100 keys, and Watch with initial of the same 100 keys (beacond only), the median of 50 calls;
+- the store on disk per key (beacond's SQLite file and its write-ahead log, Redis's RDB file), after the stop;
+- bytes the restarted beacond wrote (its write calls, /proc/PID/io wchar) from its start to after the List and
+  Watch calls: a restart that rewrote the store would show here.
 
 One table, with the goals of issue "A million keys" and whether each is met.
 usage: python3 scale-bench.py BEACOND SIZE...
@@ -96,6 +99,27 @@ class Beacond:
                     raise RuntimeError(f"Set failed: {reply}")
         connection.socket.close()
 
+    def watch_ms(self, prefix, calls=50):
+        times = []
+        for _ in range(calls):
+            connection = VarlinkConnection(self.socket)
+            start = time.monotonic()
+            connection.send("io.beacon.Properties.Watch", {"patterns": [f"{prefix}.**"], "initial": True}, more=True)
+            reply = connection.read()
+            times.append((time.monotonic() - start) * 1000)
+            connection.socket.close()
+            if len(reply["parameters"]["changes"]) != 100:
+                raise RuntimeError(f"Watch {prefix} gave {len(reply['parameters']['changes'])} changes")
+        return statistics.median(times)
+
+    def disk_bytes(self):
+        path = f"{self.directory}/state/beacon/store.sqlite"
+        return sum(os.path.getsize(path + suffix) for suffix in ("", "-wal") if os.path.exists(path + suffix))
+
+    def written_bytes(self):
+        with open(f"/proc/{self.process.pid}/io") as io:
+            return next(int(line.split()[1]) for line in io if line.startswith("wchar:"))
+
     def list_ms(self, prefix, calls=50):
         connection = VarlinkConnection(self.socket)
         times = []
@@ -151,9 +175,13 @@ class Redis:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(timeout=300)
 
+    def disk_bytes(self):
+        return os.path.getsize(f"{self.directory}/dump.rdb")
+
 
 def measure(kind, count):
-    """(RSS KiB after the first answer, seconds to it, List ms or None) of a restarted server with `count` keys."""
+    """(RSS KiB after the first answer, seconds to it, List ms, Watch ms, disk bytes, bytes written by the restart)
+    of a restarted server with `count` keys; the beacond-only figures are None for Redis."""
     with tempfile.TemporaryDirectory(prefix="scale-bench.") as directory:
         server = kind(directory)
         server.start(key(0), stored=False)
@@ -162,9 +190,14 @@ def measure(kind, count):
         server.stop()
         seconds = server.start(key(count // 2), stored=count > 0)
         rss = rss_kib(server.process.pid)
-        listing = server.list_ms(f"scale.k{count // 200}") if count and kind is Beacond else None
+        listing = watching = written = None
+        if count and kind is Beacond:
+            listing = server.list_ms(f"scale.k{count // 200}")
+            watching = server.watch_ms(f"scale.k{count // 200}")
+            written = server.written_bytes()
         server.stop()
-        return rss, seconds, listing
+        disk = server.disk_bytes() if count else None
+        return rss, seconds, listing, watching, disk, written
 
 
 def main():
@@ -173,11 +206,13 @@ def main():
     for count in SIZES:
         rows[count] = {kind: measure(kind, count) for kind in (Beacond, Redis)}
     print(f"{'keys':>9} {'beacond B/key':>14} {'Redis B/key':>12} {'beacond start ms':>17} {'Redis start ms':>15}"
-          f" {'List(100) ms':>13}")
+          f" {'List(100) ms':>13} {'Watch(100) ms':>14} {'disk B/key':>11} {'RDB B/key':>10}"
+          f" {'restart wrote B':>16}")
     for count, row in rows.items():
         b, r = row[Beacond], row[Redis]
         print(f"{count:>9} {(b[0] - empty[Beacond]) * 1024 / count:>14.0f} {(r[0] - empty[Redis]) * 1024 / count:>12.0f}"
-              f" {b[1] * 1000:>17.1f} {r[1] * 1000:>15.1f} {b[2]:>13.2f}")
+              f" {b[1] * 1000:>17.1f} {r[1] * 1000:>15.1f} {b[2]:>13.2f} {b[3]:>14.2f} {b[4] / count:>11.0f}"
+              f" {r[4] / count:>10.0f} {b[5]:>16}")
     print()
     smallest, largest = min(rows), max(rows)
     goals = [
@@ -188,7 +223,13 @@ def main():
          "<=", 1.0),
         (f"List of 100 keys at {largest} / at {smallest}", rows[largest][Beacond][2] / rows[smallest][Beacond][2],
          "<=", 2.0),
+        (f"Watch(initial) of 100 keys at {largest} / at {smallest}",
+         rows[largest][Beacond][3] / rows[smallest][Beacond][3], "<=", 2.0),
+        (f"store on disk at {largest}, bytes per key", rows[largest][Beacond][4] / largest, "<=", 130.0),
     ]
+    if 100000 in rows and largest != 100000:
+        goals.insert(1, ("memory per key at 100000, beacond / Redis", (rows[100000][Beacond][0] - empty[Beacond])
+                         / max(1, rows[100000][Redis][0] - empty[Redis]), "<=", 1.0))
     print(f"{'goal':<58} {'value':>8} {'goal':>8}  met")
     for name, measured, relation, goal in goals:
         met = measured <= goal

@@ -111,7 +111,8 @@ extension BeaconBus {
     func restoreEphemeral(of id: Int) {
         guard !providers.ephemeralValues.isEmpty, let provider = providers.byConnection[id] else { return }
         for (key, entry) in providers.ephemeralValues.sorted(by: { $0.key < $1.key }) {
-            guard (try? table.entry(key)) == nil, provider.roots.contains(where: { ProviderRegistry.contains($0, key) }),
+            guard (try? table.entry(key)) == nil,
+                provider.roots.contains(where: { ProviderRegistry.contains($0, key) }),
                 let owner = clients[entry.owner]
             else { continue }
             let (number, write) = providers.newRequest()

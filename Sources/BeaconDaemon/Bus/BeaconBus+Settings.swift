@@ -64,7 +64,8 @@ extension BeaconBus {
             do {
                 stored = try table.entry(name)?.value
             } catch {
-                logger.error("cannot read a key the settings changed", metadata: ["key": "\(name)", "error": "\(error)"])
+                logger.error(
+                    "cannot read a key the settings changed", metadata: ["key": "\(name)", "error": "\(error)"])
                 continue
             }
             let before = old.effective(stored: stored, rule: old.rule(for: name))

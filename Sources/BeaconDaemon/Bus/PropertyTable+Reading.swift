@@ -26,7 +26,8 @@ extension PropertyTable {
     @inline(never)
     private func readEntry(_ name: String) throws(VarlinkError) -> [String: Entry].Index? {
         guard deletedBeforeCommit.isEmpty || !deletedBeforeCommit.contains(name),
-            let row = try read({ try writer.storage.property(name) }), let entry = admit(row) else { return nil }
+            let row = try read({ try writer.storage.property(name) }), let entry = admit(row)
+        else { return nil }
         entries[name] = entry
         return entries.index(forKey: name)
     }

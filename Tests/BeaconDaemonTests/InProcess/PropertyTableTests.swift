@@ -53,7 +53,8 @@ struct PropertyTableTests {
         /// Every key's value, as the table reads it (memory and store).
         var values: [String: String] {
             let all = (try? table.entries(below: nil)) ?? []
-            return Dictionary(uniqueKeysWithValues: all.map { ($0.key.rawValue, String(decoding: $0.entry.value, as: UTF8.self)) })
+            return Dictionary(
+                uniqueKeysWithValues: all.map { ($0.key.rawValue, String(decoding: $0.entry.value, as: UTF8.self)) })
         }
     }
 
