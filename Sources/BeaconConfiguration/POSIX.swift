@@ -118,6 +118,31 @@ package enum POSIX {
         return names.sorted()
     }
 
+    /// Runs `body` on a new, detached thread; false when no thread could be started.
+    package static func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let job = Unmanaged.passRetained(ThreadJob(body: body))
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread, nil,
+            { raw in
+                Unmanaged<ThreadJob>.fromOpaque(raw!).takeRetainedValue().body()
+                return nil
+            }, job.toOpaque())
+        guard result == 0 else {
+            job.release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
+    }
+
+    private final class ThreadJob {
+        let body: @Sendable () -> Void
+        init(body: @escaping @Sendable () -> Void) {
+            self.body = body
+        }
+    }
+
     /// Writes all of `text` to standard error.
     package static func writeStandardError(_ text: String) {
         let bytes = Array(text.utf8)

@@ -278,6 +278,54 @@ struct DamagedStoreTests {
         #expect(try again.set("damage.after", true) > 0)
     }
 
+    @Test(
+        "a store checked after the start: the damage is logged and shown in Status, and the next start sets it aside")
+    func checkedAfterTheStart() throws {
+        // Every store but an empty one is checked after the start, as a store larger than the limit is.
+        let deferred = ["--store-check-at-start-max-bytes", "0"]
+        let daemon = try TestDaemon(arguments: deferred)
+        let client = try daemon.connect()
+        for index in 0..<300 {
+            try client.set("damage.k\(index)", .string(String(repeating: "v", count: 200)))
+        }
+        #expect(daemon.terminate() == 0)
+        let directory = daemon.directory + "/state/beacon"
+        let path = directory + "/store.sqlite"
+        let fd = open(path, O_WRONLY)
+        try #require(fd >= 0)
+        // The last pages: rows of properties, which a start does not read (a start reads the tombstones, the
+        // ephemeral keys and the counters, and would find damage there before serving).
+        let end = lseek(fd, 0, SEEK_END)
+        let garbage = [UInt8](repeating: 0xA5, count: 8192)
+        #expect(garbage.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, end - 8192) } == garbage.count)
+        close(fd)
+
+        // A store of some size now: the check comes after the start.
+        try daemon.start()
+        // It serves before the check ends; the check finds the damage beside the serving.
+        let status = try daemon.connect()
+        try waitUntil("the damage logged", within: .seconds(20)) {
+            daemon.log.contains("the store failed its integrity check")
+        }
+        let shown = try status.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
+        #expect(shown["storeDamage"]?["reason"]?.stringValue?.isEmpty == false)
+        #expect(access(path + "-check-failed", F_OK) == 0)
+        #expect(!daemon.log.contains("it was set aside"))
+        #expect(daemon.terminate() == 0)
+
+        // The next start checks before serving, whatever the size, and sets the store aside.
+        try daemon.start()
+        #expect(daemon.log.contains("it was set aside"))
+        let names = try directoryEntries(directory)
+        #expect(names.contains { $0.hasPrefix("store.sqlite.damaged-") })
+        #expect(access(path + "-check-failed", F_OK) != 0)
+        let again = try daemon.connect()
+        #expect(try again.parameters("io.beacon.Properties.List")["properties"]?.elements.isEmpty == true)
+        #expect(try again.set("damage.after", true) > 0)
+        let after = try again.parameters("io.beacon.Daemon.Status")["status"]?.members ?? [:]
+        #expect(after["storeDamage"] == nil)
+    }
+
     private func directoryEntries(_ path: String) throws -> [String] {
         guard let directory = opendir(path) else { throw TestFailure("opendir \(path)") }
         defer { closedir(directory) }

@@ -1,3 +1,4 @@
+import VarlinkServer
 import BeaconProtocol
 import NIOCore
 
@@ -38,6 +39,11 @@ extension BeaconBus {
         if let storeFailure {
             status["storeError"] = .object([
                 "reason": .string(storeFailure.reason), "sinceUsec": .int(storeFailure.sinceUsec),
+            ])
+        }
+        if let storeDamage {
+            status["storeDamage"] = .object([
+                "reason": .string(storeDamage.reason), "sinceUsec": .int(storeDamage.sinceUsec),
             ])
         }
         if hasProviders { status["providers"] = .array(providerStatus()) }
@@ -99,6 +105,23 @@ extension BeaconBus {
     /// A one-line summary for the service manager's STATUS=.
     package var statusLine: String {
         "\(clients.count) clients, \(fanOut.subscriptionCount) subscriptions, \(table.count) properties"
+    }
+
+    /// The integrity check of a store too large to check before serving came back. Damage is logged and shown in
+    /// `Status` (`storeDamage`) until the next start, which checks the store first and sets it aside.
+    func integrityChecked(_ outcome: PropertyStore.IntegrityCheck) {
+        switch outcome {
+        case .sound:
+            logger.info("the store passed its integrity check", metadata: ["store": "\(writer.storage.path)"])
+        case .damaged(let reason):
+            storeDamage = (WallClock.nowUsec(), reason)
+            logger.critical(
+                "the store failed its integrity check; the next start sets it aside and starts an empty store",
+                metadata: ["store": "\(writer.storage.path)", "reason": "\(reason)"])
+        case .failed(let reason):
+            logger.error(
+                "the store's integrity check could not run", metadata: ["store": "\(writer.storage.path)", "reason": "\(reason)"])
+        }
     }
 
     /// Sets a reserved property on the daemon's own behalf (for example the lifecycle bridge); `nil` deletes it.

@@ -35,6 +35,8 @@ package final class BeaconBus: VarlinkService {
     var clients: [Int: BusClient] = [:]
     /// The last commit failed, since when and why: reported by `Status` until a commit succeeds.
     private(set) var storeFailure: (sinceUsec: Int64, reason: String)?
+    /// What the integrity check after the start found wrong with the store, and when.
+    var storeDamage: (sinceUsec: Int64, reason: String)?
     /// Clients that began a stream in this tick: a failed commit ends their streams again.
     private var tickStreams: [BusClient] = []
     /// Told the status line for the service manager when it changes (``reportStatusIfChanged()``); set by the

@@ -18,6 +18,9 @@ public struct DaemonConfiguration: Sendable {
     public var storeSynchronous: String
     /// How many deletions are remembered for `since` replays; older ones make a reconnecting watcher resync.
     public var historyLimit: Int
+    /// `store.checkAtStartMaxBytes`: a store up to this size has its integrity checked before the daemon serves; a
+    /// larger one right after, beside the serving.
+    public var storeCheckAtStartMaxBytes: Int
     public var limits: DaemonLimits
     /// Uids besides the daemon's own whose connections are served.
     public var allowedUIDs: [UInt32]
@@ -50,7 +53,8 @@ public struct DaemonConfiguration: Sendable {
     /// Every key beacond reads, and so every flag it takes (`--limits-max-value-size` for `limits.maxValueSize`).
     /// The `bridge` section is read from the file only.
     public static let keys = [
-        "address", "store.path", "store.synchronous", "store.historyLimit", "access.allowedUids", "log.level",
+        "address", "store.path", "store.synchronous", "store.historyLimit", "store.checkAtStartMaxBytes",
+        "access.allowedUids", "log.level",
         "fleet.prefixes", "fleet.requestTimeoutMs", "limits.maxMessageSize", "limits.maxJsonDepth",
         "limits.maxKeyLength", "limits.maxKeyDepth", "limits.maxValueSize", "limits.maxPatterns",
         "limits.maxQueuedBytes", "limits.maxConnectionsPerUid", "limits.maxBytesPerUid", "limits.frameTimeoutMs",
@@ -83,6 +87,11 @@ public struct DaemonConfiguration: Sendable {
             throw ConfigurationError(key: "store.synchronous", reason: "expected normal or full")
         }
         historyLimit = try reader.positiveInt(forKey: "store.historyLimit", default: 10_000)
+        storeCheckAtStartMaxBytes = reader.int(
+            forKey: "store.checkAtStartMaxBytes", default: PropertyStore.checkAtStartMaxBytes)
+        guard storeCheckAtStartMaxBytes >= 0 else {
+            throw ConfigurationError(key: "store.checkAtStartMaxBytes", reason: "expected a size in bytes, 0 or more")
+        }
         limits = try Self.limits(reader)
         allowedUIDs = try reader.intArray(forKey: "access.allowedUids", default: []).map { uid in
             guard let value = UInt32(exactly: uid) else {

@@ -39,7 +39,8 @@ public final class BeaconDaemonService: Service, Sendable {
             let logger = self.logger
             store = try PropertyStore.openSettingAsideDamage(
                 path: configuration.storePath,
-                synchronous: PropertyStore.Synchronous(rawValue: configuration.storeSynchronous) ?? .normal
+                synchronous: PropertyStore.Synchronous(rawValue: configuration.storeSynchronous) ?? .normal,
+                checkAtStartMaxBytes: configuration.storeCheckAtStartMaxBytes
             ) { reason, movedTo in
                 logger.critical(
                     "the store is damaged or not an SQLite database; it was set aside and an empty store started",
@@ -118,6 +119,12 @@ public final class BeaconDaemonService: Service, Sendable {
             metadata: ["address": "\(server.address)", "store": "\(configuration.storePath)"]
         )
         systemd.ready(status: "serving on \(server.address)")
+        // A large store is checked beside the serving, so that its size does not delay the first answer.
+        if store.checkDeferred {
+            store.checkIntegrityInBackground { outcome in
+                eventLoop.execute { server.withServiceOnLoop { $0.integrityChecked(outcome) } }
+            }
+        }
         let watchdog = systemd.startWatchdog(on: eventLoop)
         // What start-up allocated and freed (configuration, store contents) goes back to the system, and so do the
         // pages of code that only start-up ran.

@@ -113,10 +113,11 @@ struct SQLiteConnection {
     /// The prepared statements, indexed by ``SQLiteStatement``'s raw value.
     private var statements = [OpaquePointer?](repeating: nil, count: SQLiteStatement.allCases.count)
 
-    init(path: String) throws {
+    /// Opens (with `readOnly`, without creating) the database at `path`.
+    init(path: String, readOnly: Bool = false) throws {
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(
-            path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        let mode = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        let code = sqlite3_open_v2(path, &handle, mode | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close(handle)
