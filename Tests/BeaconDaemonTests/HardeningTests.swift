@@ -249,25 +249,31 @@ struct DamagedStoreTests {
         case notSQLite, corruptPages
     }
 
-    @Test(
-        "a store that is not SQLite or fails the integrity check is set aside, and the daemon serves an empty one",
-        arguments: Damage.allCases)
-    func setAside(damage: Damage) throws {
-        let daemon = try TestDaemon()
+    /// Stores 300 keys, stops the daemon, and overwrites 8 KiB of its store at `offset` (from the end when
+    /// negative); returns the store's directory.
+    private func damagedStore(of daemon: TestDaemon, at offset: off_t) throws -> String {
         let client = try daemon.connect()
         for index in 0..<300 {
             try client.set("damage.k\(index)", .string(String(repeating: "v", count: 200)))
         }
         #expect(daemon.terminate() == 0)
         let directory = daemon.directory + "/state/beacon"
-        let path = directory + "/store.sqlite"
-        let fd = open(path, O_WRONLY)
+        let fd = open(directory + "/store.sqlite", O_WRONLY)
         try #require(fd >= 0)
+        defer { close(fd) }
         let garbage = [UInt8](repeating: 0xA5, count: 8192)
+        let at = offset >= 0 ? offset : lseek(fd, 0, SEEK_END) + offset
+        #expect(garbage.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, at) } == garbage.count)
+        return directory
+    }
+
+    @Test(
+        "a store that is not SQLite or fails the integrity check is set aside, and the daemon serves an empty one",
+        arguments: Damage.allCases)
+    func setAside(damage: Damage) throws {
+        let daemon = try TestDaemon()
         // Not SQLite: the header is gone. Corrupt pages: the header stays and pages after the first are overwritten.
-        let offset: off_t = damage == .notSQLite ? 0 : 4096
-        #expect(garbage.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, offset) } == garbage.count)
-        close(fd)
+        let directory = try damagedStore(of: daemon, at: damage == .notSQLite ? 0 : 4096)
 
         try daemon.start()
         #expect(daemon.log.contains("it was set aside"))
@@ -284,21 +290,10 @@ struct DamagedStoreTests {
         // Every store but an empty one is checked after the start, as a store larger than the limit is.
         let deferred = ["--store-check-at-start-max-bytes", "0"]
         let daemon = try TestDaemon(arguments: deferred)
-        let client = try daemon.connect()
-        for index in 0..<300 {
-            try client.set("damage.k\(index)", .string(String(repeating: "v", count: 200)))
-        }
-        #expect(daemon.terminate() == 0)
-        let directory = daemon.directory + "/state/beacon"
-        let path = directory + "/store.sqlite"
-        let fd = open(path, O_WRONLY)
-        try #require(fd >= 0)
         // The last pages: rows of properties, which a start does not read (a start reads the tombstones, the
         // ephemeral keys and the counters, and would find damage there before serving).
-        let end = lseek(fd, 0, SEEK_END)
-        let garbage = [UInt8](repeating: 0xA5, count: 8192)
-        #expect(garbage.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, end - 8192) } == garbage.count)
-        close(fd)
+        let directory = try damagedStore(of: daemon, at: -8192)
+        let path = directory + "/store.sqlite"
 
         // A store of some size now: the check comes after the start.
         try daemon.start()

@@ -1,6 +1,6 @@
-import VarlinkServer
 import BeaconProtocol
 import NIOCore
+import VarlinkServer
 
 #if canImport(Glibc)
     import Glibc
@@ -120,7 +120,8 @@ extension BeaconBus {
                 metadata: ["store": "\(writer.storage.path)", "reason": "\(reason)"])
         case .failed(let reason):
             logger.error(
-                "the store's integrity check could not run", metadata: ["store": "\(writer.storage.path)", "reason": "\(reason)"])
+                "the store's integrity check could not run",
+                metadata: ["store": "\(writer.storage.path)", "reason": "\(reason)"])
         }
     }
 
