@@ -4,7 +4,8 @@ For each size N: keys scale.kI.vJ (J from 0 to 99, so that each scale.kI holds 1
 bytes of JSON are written to a fresh beacond (pipelined Sets) and to a fresh redis-server (pipelined SETs, then
 SAVE to an RDB file); both are stopped and started again on what they stored, and measured:
 
-- memory per key: (VmRSS with N keys - VmRSS of an empty store) / N, each after its first answer;
+- memory per key: (VmRSS with N keys - VmRSS of an empty store) / N, each after its first answer, and for beacond
+  again once the integrity check of a large store (on a thread of its own after the start) is over;
 - exec -> first answer: from starting the process to the first answered Get (GET) of a stored key, polling;
 - List of a prefix of 100 keys, and Watch with initial of the same 100 keys (beacond only), the median of 50 calls;
 - the store on disk per key (beacond's SQLite file and its write-ahead log, Redis's RDB file), after the stop;
@@ -116,6 +117,17 @@ class Beacond:
         path = f"{self.directory}/state/beacon/store.sqlite"
         return sum(os.path.getsize(path + suffix) for suffix in ("", "-wal") if os.path.exists(path + suffix))
 
+    def rss_after_check_kib(self, limit=120):
+        """VmRSS once the store's integrity check thread ended (a store of more than 16 MiB is checked after the
+        start); at once for a smaller store."""
+        if self.disk_bytes() > 16 << 20:
+            tasks = f"/proc/{self.process.pid}/task"
+            start = time.monotonic()
+            threads = len(os.listdir(tasks))
+            while len(os.listdir(tasks)) >= threads and time.monotonic() - start < limit:
+                time.sleep(0.05)
+        return rss_kib(self.process.pid)
+
     def written_bytes(self):
         with open(f"/proc/{self.process.pid}/io") as io:
             return next(int(line.split()[1]) for line in io if line.startswith("wchar:"))
@@ -180,7 +192,8 @@ class Redis:
 
 
 def measure(kind, count):
-    """(RSS KiB after the first answer, seconds to it, List ms, Watch ms, disk bytes, bytes written by the restart)
+    """(RSS KiB after the first answer, seconds to it, List ms, Watch ms, disk bytes, bytes written by the restart,
+    RSS KiB after the integrity check)
     of a restarted server with `count` keys; the beacond-only figures are None for Redis."""
     with tempfile.TemporaryDirectory(prefix="scale-bench.") as directory:
         server = kind(directory)
@@ -190,14 +203,15 @@ def measure(kind, count):
         server.stop()
         seconds = server.start(key(count // 2), stored=count > 0)
         rss = rss_kib(server.process.pid)
-        listing = watching = written = None
+        listing = watching = written = checked = None
         if count and kind is Beacond:
+            checked = server.rss_after_check_kib()
             listing = server.list_ms(f"scale.k{count // 200}")
             watching = server.watch_ms(f"scale.k{count // 200}")
             written = server.written_bytes()
         server.stop()
         disk = server.disk_bytes() if count else None
-        return rss, seconds, listing, watching, disk, written
+        return rss, seconds, listing, watching, disk, written, checked
 
 
 def main():
@@ -207,16 +221,18 @@ def main():
         rows[count] = {kind: measure(kind, count) for kind in (Beacond, Redis)}
     print(f"{'keys':>9} {'beacond B/key':>14} {'Redis B/key':>12} {'beacond start ms':>17} {'Redis start ms':>15}"
           f" {'List(100) ms':>13} {'Watch(100) ms':>14} {'disk B/key':>11} {'RDB B/key':>10}"
-          f" {'restart wrote B':>16}")
+          f" {'restart wrote B':>16} {'beacond B/key after check':>26}")
     for count, row in rows.items():
         b, r = row[Beacond], row[Redis]
         print(f"{count:>9} {(b[0] - empty[Beacond]) * 1024 / count:>14.0f} {(r[0] - empty[Redis]) * 1024 / count:>12.0f}"
               f" {b[1] * 1000:>17.1f} {r[1] * 1000:>15.1f} {b[2]:>13.2f} {b[3]:>14.2f} {b[4] / count:>11.0f}"
-              f" {r[4] / count:>10.0f} {b[5]:>16}")
+              f" {r[4] / count:>10.0f} {b[5]:>16} {(b[6] - empty[Beacond]) * 1024 / count:>26.0f}")
     print()
     smallest, largest = min(rows), max(rows)
     goals = [
         (f"memory per key at {largest}, beacond / Redis", (rows[largest][Beacond][0] - empty[Beacond])
+         / max(1, rows[largest][Redis][0] - empty[Redis]), "<=", 1.0),
+        (f"memory per key at {largest} after the check, beacond / Redis", (rows[largest][Beacond][6] - empty[Beacond])
          / max(1, rows[largest][Redis][0] - empty[Redis]), "<=", 1.0),
         (f"exec -> first answer at {largest}, ms", rows[largest][Beacond][1] * 1000, "<=", 50.0),
         (f"exec -> first answer at {largest}, beacond / Redis", rows[largest][Beacond][1] / rows[largest][Redis][1],
