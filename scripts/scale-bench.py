@@ -9,6 +9,8 @@ SAVE to an RDB file); both are stopped and started again on what they stored, an
 - exec -> first answer: from starting the process to the first answered Get (GET) of a stored key, polling;
 - List of a prefix of 100 keys, and Watch with initial of the same 100 keys (beacond only), the median of 50 calls;
 - the store on disk per key (beacond's SQLite file and its write-ahead log, Redis's RDB file), after the stop;
+- Watch with since of 100 Sets made after the start (keys spread over the store), and of the last 100 Sets before
+  it (read from the store's rows), medians of 20;
 - bytes the restarted beacond wrote (its write calls, /proc/PID/io wchar) from its start to after the List and
   Watch calls: a restart that rewrote the store would show here.
 
@@ -113,6 +115,33 @@ class Beacond:
                 raise RuntimeError(f"Watch {prefix} gave {len(reply['parameters']['changes'])} changes")
         return statistics.median(times)
 
+    def since_ms(self, count, calls=20):
+        """(ms of a Watch replaying 100 Sets made since the start, ms of one replaying the last 100 Sets before the
+        start), medians of `calls`."""
+        connection = VarlinkConnection(self.socket)
+        before = connection.call("io.beacon.Properties.Get", {"key": key(count - 1)})["parameters"]["property"]
+        first = None
+        for index in range(100):
+            number = (index * 7919) % count
+            version = connection.call("io.beacon.Properties.Set", {"key": key(number), "value": index})
+            first = first or version["parameters"]["version"]
+        connection.socket.close()
+        figures = []
+        for since, expected in ((first - 1, 100), (before["version"] - 100, None)):
+            times = []
+            for _ in range(calls):
+                watcher = VarlinkConnection(self.socket)
+                start = time.monotonic()
+                watcher.send("io.beacon.Properties.Watch", {"patterns": ["scale.**"], "since": since}, more=True)
+                reply = watcher.read()
+                times.append((time.monotonic() - start) * 1000)
+                watcher.socket.close()
+                changes = len(reply["parameters"]["changes"])
+                if changes < (expected or 100) or (expected and changes != expected):
+                    raise RuntimeError(f"Watch since {since} gave {changes} changes")
+            figures.append(statistics.median(times))
+        return figures
+
     def disk_bytes(self):
         path = f"{self.directory}/state/beacon/store.sqlite"
         return sum(os.path.getsize(path + suffix) for suffix in ("", "-wal") if os.path.exists(path + suffix))
@@ -203,15 +232,16 @@ def measure(kind, count):
         server.stop()
         seconds = server.start(key(count // 2), stored=count > 0)
         rss = rss_kib(server.process.pid)
-        listing = watching = written = checked = None
+        listing = watching = written = checked = since = None
         if count and kind is Beacond:
             checked = server.rss_after_check_kib()
             listing = server.list_ms(f"scale.k{count // 200}")
             watching = server.watch_ms(f"scale.k{count // 200}")
             written = server.written_bytes()
+            since = server.since_ms(count)
         server.stop()
         disk = server.disk_bytes() if count else None
-        return rss, seconds, listing, watching, disk, written, checked
+        return rss, seconds, listing, watching, disk, written, checked, since
 
 
 def main():
@@ -221,12 +251,14 @@ def main():
         rows[count] = {kind: measure(kind, count) for kind in (Beacond, Redis)}
     print(f"{'keys':>9} {'beacond B/key':>14} {'Redis B/key':>12} {'beacond start ms':>17} {'Redis start ms':>15}"
           f" {'List(100) ms':>13} {'Watch(100) ms':>14} {'disk B/key':>11} {'RDB B/key':>10}"
-          f" {'restart wrote B':>16} {'beacond B/key after check':>26}")
+          f" {'restart wrote B':>16} {'beacond B/key after check':>26} {'since(start) ms':>16}"
+          f" {'since(stored) ms':>17}")
     for count, row in rows.items():
         b, r = row[Beacond], row[Redis]
         print(f"{count:>9} {(b[0] - empty[Beacond]) * 1024 / count:>14.0f} {(r[0] - empty[Redis]) * 1024 / count:>12.0f}"
               f" {b[1] * 1000:>17.1f} {r[1] * 1000:>15.1f} {b[2]:>13.2f} {b[3]:>14.2f} {b[4] / count:>11.0f}"
-              f" {r[4] / count:>10.0f} {b[5]:>16} {(b[6] - empty[Beacond]) * 1024 / count:>26.0f}")
+              f" {r[4] / count:>10.0f} {b[5]:>16} {(b[6] - empty[Beacond]) * 1024 / count:>26.0f}"
+              f" {b[7][0]:>16.2f} {b[7][1]:>17.2f}")
     print()
     smallest, largest = min(rows), max(rows)
     goals = [
@@ -241,6 +273,8 @@ def main():
          "<=", 2.0),
         (f"Watch(initial) of 100 keys at {largest} / at {smallest}",
          rows[largest][Beacond][3] / rows[smallest][Beacond][3], "<=", 2.0),
+        (f"Watch(since) of 100 Sets after the start at {largest} / at {smallest}",
+         rows[largest][Beacond][7][0] / rows[smallest][Beacond][7][0], "<=", 2.0),
         (f"store on disk at {largest}, bytes per key", rows[largest][Beacond][4] / largest, "<=", 130.0),
     ]
     if 100000 in rows and largest != 100000:

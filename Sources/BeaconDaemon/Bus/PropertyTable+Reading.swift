@@ -25,11 +25,18 @@ extension PropertyTable {
     /// Reads `name`'s row from the store into ``entries``.
     @inline(never)
     private func readEntry(_ name: String) throws(VarlinkError) -> [String: Entry].Index? {
-        guard deletedBeforeCommit.isEmpty || !deletedBeforeCommit.contains(name),
-            let row = try read({ try writer.storage.property(name) }), let entry = admit(row)
-        else { return nil }
+        guard let entry = try storedEntry(name) else { return nil }
         entries[name] = entry
         return entries.index(forKey: name)
+    }
+
+    /// The entry of `name`'s stored row, not kept in memory; `nil` when it has none, or one the bus could not have
+    /// written, or it was deleted since the last commit.
+    private func storedEntry(_ name: String) throws(VarlinkError) -> Entry? {
+        guard deletedBeforeCommit.isEmpty || !deletedBeforeCommit.contains(name),
+            let row = try read({ try writer.storage.property(name) })
+        else { return nil }
+        return admit(row)
     }
 
     /// The entry of a row read from the store; `nil`, reported, for a row the bus could not have written.
@@ -176,15 +183,26 @@ extension PropertyTable {
             }
         }
         var given: Set<String> = []
-        forEachUnstoredName { name in
-            guard given.insert(name).inserted, let entry = entries[name] else { return }
-            visit(name, entry)
-        }
-        try read {
-            try writer.storage.properties(changedAfter: since) { row in
-                let name = row.property.key
-                guard !given.contains(name), let entry = entries[name] ?? admit(row) else { return }
+        if since >= recentFloor {
+            // Every key set after `since` is in `recent`: read those, from memory or their rows.
+            for (version, name) in recent.reversed() {
+                guard version > since else { break }
+                guard given.insert(name).inserted else { continue }
+                var entry = entries[name]
+                if entry == nil { entry = try storedEntry(name) }
+                if let entry { visit(name, entry) }
+            }
+        } else {
+            forEachUnstoredName { name in
+                guard given.insert(name).inserted, let entry = entries[name] else { return }
                 visit(name, entry)
+            }
+            try read {
+                try writer.storage.properties(changedAfter: since) { row in
+                    let name = row.property.key
+                    guard !given.contains(name), let entry = entries[name] ?? admit(row) else { return }
+                    visit(name, entry)
+                }
             }
         }
         for (name, tombstone) in tombstones where tombstone.version > since {

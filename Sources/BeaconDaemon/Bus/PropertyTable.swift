@@ -99,6 +99,13 @@ final class PropertyTable {
     private(set) var ephemeralKeys: [Int: Set<String>] = [:]
 
     @exclusivity(unchecked) private(set) var undo: [Undo] = []
+    /// The keys set since the start, with the version of each Set, in version order: a `since` replay from
+    /// ``recentFloor`` on reads these keys instead of every stored row. Up to twice ``recentLimit``; the oldest
+    /// half goes at a commit past that, raising the floor.
+    @exclusivity(unchecked) private(set) var recent: [(version: Int64, name: String)] = []
+    /// Every stored row changed after this version was set since the start, and is in ``recent``.
+    private(set) var recentFloor: Int64 = 0
+    static let recentLimit = 1 << 16
     /// Keys deleted since the last commit whose tombstone was already let go (``pruneHistoryIfNeeded()``): the store
     /// still has their rows until the commit.
     private(set) var deletedBeforeCommit: Set<String> = []
@@ -154,6 +161,7 @@ final class PropertyTable {
                     StoredTombstone(key: key, version: deletion.version, modifiedUsec: now, origin: .daemon))
             )
         }
+        recentFloor = version
         // No block of versions is reserved here: the first change reserves one, in its own commit. So a start that
         // has nothing to repair writes nothing before its first answer (the reservation's commit and the marker's
         // fsync took 0.5 ms of every start).
@@ -253,6 +261,7 @@ final class PropertyTable {
     ) -> ChangeEvent {
         let name = key.rawValue
         let newVersion = nextVersion()
+        recent.append((newVersion, name))
         let old: [UInt8]?
         if let index {
             // Changed in place, through the dictionary's values: the entry is not looked up again.
@@ -390,9 +399,18 @@ final class PropertyTable {
     func committed() {
         undoCounters = nil
         if !deletedBeforeCommit.isEmpty { deletedBeforeCommit = [] }
+        if recent.count > 2 * Self.recentLimit { forgetRecent(keeping: Self.recentLimit) }
         if entries.count > Self.cachedEntryLimit { evictStoredEntries() }
         guard !undo.isEmpty else { return }
         undo.removeAll(keepingCapacity: undo.count <= 4096)
+    }
+
+    /// Lets go of the oldest keys of ``recent``, keeping the last `count`: replays from before them read the store.
+    func forgetRecent(keeping count: Int) {
+        let drop = recent.count - count
+        guard drop > 0 else { return }
+        recentFloor = recent[drop - 1].version
+        recent.removeFirst(drop)
     }
 
     /// Lets go of every entry that the store holds as it is; the next call that needs one reads it again.
@@ -409,6 +427,7 @@ final class PropertyTable {
             if let owner = step.entry?.ephemeralOwner { ephemeralKeys[owner, default: []].insert(step.name) }
         }
         if let counters = undoCounters {
+            while let last = recent.last, last.version > counters.version { recent.removeLast() }
             version = counters.version
             versionCeiling = counters.ceiling
             historyFloor = counters.floor
