@@ -3,10 +3,12 @@
 # unlike wall-clock rates). Each workload of the bus benchmark runs at two lengths against a fresh daemon; the
 # difference of the daemon's instruction totals divided by the extra operations removes start-up and shutdown.
 #
-# usage: [KEEP=1] [ONLY=REGEX] [SCHEMA=1] scripts/callgrind-ops.sh [BEACOND]   (default: the release build; needs
-# valgrind and gcc). ONLY runs the workloads whose names match the extended regular expression, e.g. ONLY='Get|1->1'.
-# SCHEMA=1 gives the benchmark's keys a schema (an object with a bounded string member, no other members) and the
-# daemon a lockdown rule of other keys, so that every Get and Set goes through the settings' checks.
+# usage: [KEEP=1] [ONLY=REGEX] [SCHEMA=1] [STORE_KEYS=N] scripts/callgrind-ops.sh [BEACOND]   (default: the release
+# build; needs valgrind and gcc). ONLY runs the workloads whose names match the extended regular expression, e.g.
+# ONLY='Get|1->1'. SCHEMA=1 gives the benchmark's keys a schema (an object with a bounded string member, no other
+# members) and the daemon a lockdown rule of other keys, so that every Get and Set goes through the settings' checks.
+# STORE_KEYS=N starts every run on a copy of a store of N other keys (scripts/scale_keys.py's), written once by the
+# daemon outside valgrind, and checked before serving in every run (so that each run counts the same check).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/bench-daemon.sh"
@@ -38,11 +40,24 @@ gcc -O2 -shared -fPIC -o "$WORK/sigsuspend.so" "$ROOT/scripts/valgrind-sigsuspen
 # valgrind 3.19 cannot read the debug information of Swift binaries.
 strip --strip-debug -o "$WORK/beacond" "$BEACOND"
 
+SEED=
+if [ -n "${STORE_KEYS:-}" ]; then
+	bench_daemon_env "$WORK"
+	SEED=$DAEMON_DIR
+	env "${DAEMON_ENV[@]}" "$BEACOND" >"$SEED/log" 2>&1 &
+	seeder=$!
+	for _ in $(seq 300); do [ -S "$DAEMON_SOCKET" ] && break; sleep 0.1; done
+	PYTHONPATH="$ROOT/scripts" python3 "$ROOT/scripts/scale_keys.py" "$DAEMON_SOCKET" "$STORE_KEYS"
+	kill -TERM "$seeder"
+	wait "$seeder"
+fi
+
 # total ARGS...: the daemon's instruction total during one benchmark run.
 total() {
 	bench_daemon_env "$WORK"
 	local dir=$DAEMON_DIR socket=$DAEMON_SOCKET
-	env "${DAEMON_ENV[@]}" BEACON_SETTINGS_SCHEMA_DIRS="$WORK/schemas" BEACON_SETTINGS_LOCKDOWN_DIR="$WORK/lockdown" \
+	if [ -n "$SEED" ]; then cp -a "$SEED/state/." "$dir/state/"; fi
+	env "${DAEMON_ENV[@]}" BEACON_STORE_CHECK_AT_START_MAX_BYTES=1099511627776 BEACON_SETTINGS_SCHEMA_DIRS="$WORK/schemas" BEACON_SETTINGS_LOCKDOWN_DIR="$WORK/lockdown" \
 		LD_PRELOAD="$WORK/sigsuspend.so" valgrind --tool=callgrind --callgrind-out-file="$dir/out" "$WORK/beacond" >"$dir/log" 2>&1 &
 	local daemon=$!
 	for _ in $(seq 900); do [ -S "$socket" ] && break; sleep 0.1; done

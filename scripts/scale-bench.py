@@ -17,7 +17,6 @@ SAVE to an RDB file); both are stopped and started again on what they stored, an
 One table, with the goals of issue "A million keys" and whether each is met.
 usage: python3 scale-bench.py BEACOND SIZE...
 """
-import json
 import os
 import signal
 import socket
@@ -28,21 +27,11 @@ import tempfile
 import time
 
 from proc_status import rss_kib
+from scale_keys import fill, key, value
 from wire import VarlinkConnection
 
 BEACOND = sys.argv[1]
 SIZES = [int(size) for size in sys.argv[2:]] or [1000, 10000, 100000]
-
-
-def key(index):
-    return f"scale.k{index // 100}.v{index % 100}"
-
-
-def value(index):
-    """About 60 bytes of JSON, written as beacond stores it (compact, members in order), so that both servers keep
-    the same bytes."""
-    return json.dumps({"name": f"item-{index:08d}", "count": index, "tags": ["a", "b"], "ok": True},
-                      separators=(",", ":"), sort_keys=True)
 
 
 def wait_until(probe, limit=120):
@@ -89,18 +78,7 @@ class Beacond:
         return time.monotonic() - start
 
     def load(self, count):
-        connection = VarlinkConnection(self.socket)
-        for first in range(0, count, 1000):
-            batch = range(first, min(count, first + 1000))
-            data = b"".join(json.dumps({"method": "io.beacon.Properties.Set",
-                                        "parameters": {"key": key(i), "value": json.loads(value(i))}}).encode()
-                            + b"\0" for i in batch)
-            connection.socket.sendall(data)
-            for _ in batch:
-                reply = connection.read()
-                if "error" in reply:
-                    raise RuntimeError(f"Set failed: {reply}")
-        connection.socket.close()
+        fill(self.socket, count)
 
     def watch_ms(self, prefix, calls=50):
         times = []

@@ -30,6 +30,52 @@ struct StoreTests {
         try store.close()
     }
 
+    @Test("ranges of rows against a model: random keys, upserts and deletes; each prefix's rows, in byte order")
+    func rangesAgainstModel() throws {
+        let directory = try makeTemporaryDirectory("beacon-store-test")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try PropertyStore(path: directory + "/store.sqlite", synchronous: .normal)
+        var generator = SeededRandom(seed: 0x0510_7E44)
+        // Segments that sort apart only by the dot ("a.b" and "a-b", "a" and "a0").
+        let segments = ["a", "a0", "a-b", "b", "ab", "k1", "k10"]
+        var model: [String: Int64] = [:]
+        var version: Int64 = 0
+        for _ in 0..<60 {
+            var operations: [StoreOperation] = []
+            for _ in 0..<20 {
+                let depth = Int.random(in: 1...3, using: &generator)
+                let key = (0..<depth).map { _ in segments.randomElement(using: &generator)! }.joined(separator: ".")
+                if Bool.random(using: &generator) || model[key] == nil {
+                    version += 1
+                    model[key] = version
+                    operations.append(
+                        .upsertProperty(
+                            StoredProperty(
+                                key: key, value: Array("\(version)".utf8), version: version, modifiedUsec: version,
+                                origin: Origin(uid: 1, pid: 2, command: nil))))
+                } else {
+                    model[key] = nil
+                    operations.append(.deleteProperty(key: key))
+                }
+            }
+            try store.commit(operations)
+            for prefix in segments + ["a.a0", "a-b.k1", "k1.k10"] {
+                var found: [String] = []
+                try store.properties(from: prefix + ".", below: prefix + "/") { found.append($0.property.key) }
+                let expected = model.keys.filter { $0.hasPrefix(prefix + ".") }.sorted {
+                    $0.utf8.lexicographicallyPrecedes($1.utf8)
+                }
+                #expect(found == expected, "below \(prefix)")
+                #expect(try store.property(prefix)?.property.version == model[prefix])
+            }
+            var changed: [String] = []
+            let since = version - 10
+            try store.properties(changedAfter: since) { changed.append($0.property.key) }
+            #expect(changed.sorted() == model.filter { $0.value > since }.keys.sorted())
+        }
+        try store.close()
+    }
+
     @Test("a store of the first schema gains the machine column, keeps its rows, and then keeps machines")
     func machineColumnMigration() throws {
         let directory = try makeTemporaryDirectory("beacon-store-test")

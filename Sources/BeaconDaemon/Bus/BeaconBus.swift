@@ -172,6 +172,10 @@ package final class BeaconBus: VarlinkService {
     package func finish() {
         table.finish()
         commitAndPublish()
+        // The keys of the last Sets, for replays after the next start; only when the stop's commit went through.
+        if !table.hasUncommittedChanges && !writer.hasPending && !table.saveRecent() {
+            logger.warning("cannot keep the recent Sets beside the store; replays after the next start read the store")
+        }
     }
 
     func updateLimits(_ limits: DaemonLimits, historyLimit: Int) {

@@ -183,6 +183,7 @@ extension PropertyTable {
             }
         }
         var given: Set<String> = []
+        if since < recentFloor { mergeSavedRecent() }
         if since >= recentFloor {
             // Every key set after `since` is in `recent`: read those, from memory or their rows.
             for (version, name) in recent.reversed() {

@@ -105,6 +105,10 @@ final class PropertyTable {
     @exclusivity(unchecked) private(set) var recent: [(version: Int64, name: String)] = []
     /// Every stored row changed after this version was set since the start, and is in ``recent``.
     private(set) var recentFloor: Int64 = 0
+    /// The version the counter had when the store was loaded, and whether the Sets the last clean stop kept were
+    /// looked at (``mergeSavedRecent()``).
+    private var loadedVersion: Int64 = 0
+    private var savedRecentMerged = false
     static let recentLimit = 1 << 16
     /// Keys deleted since the last commit whose tombstone was already let go (``pruneHistoryIfNeeded()``): the store
     /// still has their rows until the commit.
@@ -147,6 +151,8 @@ final class PropertyTable {
         historyFloor = contents.meta["historyFloor"] ?? 0
         version = highest
         versionCeiling = highest
+        // Where the last run's counter ended, before the deletions of its ephemeral properties below.
+        loadedVersion = version
         for key in contents.ephemeralKeys {
             writer.record(.unmarkEphemeral(key: key))
             guard Self.invalidity(of: key, version: 1) == nil else {
@@ -403,6 +409,24 @@ final class PropertyTable {
         if entries.count > Self.cachedEntryLimit { evictStoredEntries() }
         guard !undo.isEmpty else { return }
         undo.removeAll(keepingCapacity: undo.count <= 4096)
+    }
+
+    /// Puts the Sets the last clean stop kept before ``recent``, once, when they end where this run's counter
+    /// started: nothing changed the store in between (any change would have raised the ceiling, and with it the
+    /// counter a start continues from). Read when first needed, not at the start.
+    func mergeSavedRecent() {
+        guard !savedRecentMerged else { return }
+        savedRecentMerged = true
+        guard let saved = writer.storage.savedRecentSets(), saved.end == loadedVersion, saved.floor < recentFloor
+        else { return }
+        recent = saved.sets + recent
+        recentFloor = saved.floor
+    }
+
+    /// Keeps ``recent`` beside the store for the next start; at a clean stop, once everything is committed.
+    func saveRecent() -> Bool {
+        mergeSavedRecent()
+        return writer.storage.saveRecentSets(RecentSets(floor: recentFloor, end: version, sets: recent))
     }
 
     /// Lets go of the oldest keys of ``recent``, keeping the last `count`: replays from before them read the store.

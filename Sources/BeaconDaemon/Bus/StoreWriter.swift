@@ -14,6 +14,10 @@ protocol PropertyStorage: AnyObject {
     func rowVersion(of key: String) throws -> Int64?
     /// The highest version of any property or tombstone row; reads every row.
     func highestVersion() throws -> Int64
+    /// Keeps `sets` beside the store for the next start; false when they could not be written.
+    func saveRecentSets(_ sets: RecentSets) -> Bool
+    /// The Sets kept by the last clean stop, if any.
+    func savedRecentSets() -> RecentSets?
     /// Applies `operations` in one transaction: all of them, or none when it throws.
     func commit(_ operations: [StoreOperation]) throws
 }

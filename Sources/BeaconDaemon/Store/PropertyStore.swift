@@ -47,6 +47,15 @@ struct StoredRow: Sendable {
     var parses: Bool
 }
 
+/// The keys set during a run, with their versions, kept at a clean stop for `since` replays after the next start
+/// (``PropertyTable/recent``): every row changed after `floor` up to `end`, the last version of that run, is in
+/// `sets`.
+struct RecentSets: Sendable {
+    var floor: Int64
+    var end: Int64
+    var sets: [(version: Int64, name: String)]
+}
+
 /// What a start reads from the store: everything but the properties.
 struct StoreContents: Sendable {
     var tombstones: [StoredTombstone]
@@ -151,6 +160,46 @@ final class PropertyStore: Sendable {
             setAside(error.description, target)
             return try PropertyStore(path: path, synchronous: synchronous)
         }
+    }
+
+    /// The file beside the store that keeps the Sets of the last run (``RecentSets``): a first line
+    /// `beacon-recent-sets 1 FLOOR END`, then a line `VERSION KEY` per Set, in version order.
+    var recentSetsPath: String { path + "-recent" }
+
+    func saveRecentSets(_ sets: RecentSets) -> Bool {
+        var text = "beacon-recent-sets 1 \(sets.floor) \(sets.end)\n"
+        for (version, name) in sets.sets { text += "\(version) \(name)\n" }
+        let temporary = recentSetsPath + ".new"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        let written = text.utf8.withContiguousStorageIfAvailable { write(fd, $0.baseAddress, $0.count) } ?? -1
+        Glibc.close(fd)
+        guard written == text.utf8.count else {
+            unlink(temporary)
+            return false
+        }
+        return rename(temporary, recentSetsPath) == 0
+    }
+
+    func savedRecentSets() -> RecentSets? {
+        var error: Int32 = 0
+        guard let bytes = POSIX.readFile(recentSetsPath, limit: 64 << 20, error: &error) else { return nil }
+        var lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        guard !lines.isEmpty else { return nil }
+        let header = lines.removeFirst().split(separator: " ")
+        guard header.count == 4, header[0] == "beacon-recent-sets", header[1] == "1",
+            let floor = Int64(header[2]), let end = Int64(header[3])
+        else { return nil }
+        var sets: [(version: Int64, name: String)] = []
+        sets.reserveCapacity(lines.count)
+        var last = floor
+        for line in lines {
+            let fields = line.split(separator: " ")
+            guard fields.count == 2, let version = Int64(fields[0]), version > last, version <= end else { return nil }
+            sets.append((version, String(fields[1])))
+            last = version
+        }
+        return RecentSets(floor: floor, end: end, sets: sets)
     }
 
     /// The file beside a store whose integrity check after a start failed: the next start checks it first.

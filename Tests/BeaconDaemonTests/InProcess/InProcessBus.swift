@@ -46,7 +46,11 @@ final class TestStorage: PropertyStorage {
         }
     }
 
+    /// How many times every row changed after a version was asked for.
+    private(set) var changedAfterReads = 0
+
     func properties(changedAfter version: Int64, _ body: (StoredRow) -> Void) throws {
+        changedAfterReads += 1
         for property in properties.values where property.version > version {
             body(StoredRow(property: property, parses: true))
         }
@@ -59,6 +63,16 @@ final class TestStorage: PropertyStorage {
     func highestVersion() throws -> Int64 {
         max(properties.values.map(\.version).max() ?? 0, tombstones.values.map(\.version).max() ?? 0)
     }
+
+    /// The Sets a clean stop kept.
+    var recentSets: RecentSets?
+
+    func saveRecentSets(_ sets: RecentSets) -> Bool {
+        recentSets = sets
+        return true
+    }
+
+    func savedRecentSets() -> RecentSets? { recentSets }
 
     func commit(_ operations: [StoreOperation]) throws {
         if failures > 0 {

@@ -12,12 +12,13 @@ struct PropertyTableTests {
 
     /// A table with its writer and storage: `commit()` commits like the bus's end of tick, a failure rolls back.
     struct Fixture {
-        let storage = TestStorage()
+        let storage: TestStorage
         let writer: StoreWriter
         let table: PropertyTable
         var now: Int64 = 1_000_000
 
-        init(historyLimit: Int = 1000) {
+        init(historyLimit: Int = 1000, storage: TestStorage = TestStorage()) {
+            self.storage = storage
             writer = StoreWriter(storage: storage)
             table = PropertyTable(writer: writer, historyLimit: historyLimit)
         }
@@ -166,6 +167,43 @@ struct PropertyTableTests {
         #expect(
             fixture.table.deleteEphemeral(of: 7, origin: Self.origin, now: 3_000_000).map(\.key.rawValue) == ["eph.b"])
         #expect(fixture.values["eph.a"] == "5")
+    }
+
+    /// Each change's key, version and value, to compare replays.
+    static func summary(_ changes: [ChangeEvent]?) -> [String] {
+        (changes ?? []).map {
+            "\($0.key.rawValue) \($0.version) \($0.value.map { String(decoding: $0, as: UTF8.self) } ?? "-")"
+        }
+    }
+
+    @Test("replays from before a clean restart read the Sets the stop kept; after an unclean one, the store's rows")
+    func replaysAcrossRestarts() throws {
+        var fixture = Fixture()
+        for index in 0..<20 { _ = fixture.set("r.\(index % 7)", "\(index)") }
+        _ = fixture.delete("r.3")
+        #expect(fixture.commit())
+        let since = fixture.table.version - 6
+        let before = try #require(try fixture.table.changes(since: since) { _ in true })
+        #expect(before.count >= 3)
+        fixture.table.finish()
+        #expect(fixture.commit())
+        #expect(fixture.table.saveRecent())
+
+        // A clean restart: the kept Sets answer, and the store's rows are not scanned.
+        var restarted = Fixture(storage: fixture.storage)
+        try restarted.table.load(try fixture.storage.load(), now: 0) { _, _, _ in }
+        let reads = fixture.storage.changedAfterReads
+        #expect(try Self.summary(restarted.table.changes(since: since) { _ in true }) == Self.summary(before))
+        #expect(fixture.storage.changedAfterReads == reads)
+
+        // A change, then a stop without keeping the Sets (a crash): the next start reads the rows.
+        _ = restarted.set("r.0", "after")
+        #expect(restarted.commit())
+        let later = try #require(try restarted.table.changes(since: since) { _ in true })
+        let crashed = Fixture(storage: fixture.storage)
+        try crashed.table.load(try fixture.storage.load(), now: 0) { _, _, _ in }
+        #expect(try Self.summary(crashed.table.changes(since: since) { _ in true }) == Self.summary(later))
+        #expect(fixture.storage.changedAfterReads == reads + 1)
     }
 
     @Test("history beyond the limit is let go: a replay from before it is refused, one after it answered")
