@@ -76,6 +76,30 @@ struct StoreTests {
         try store.close()
     }
 
+    @Test("the recent Sets kept beside the store read back as written; a damaged or foreign file reads as none")
+    func recentSets() throws {
+        let directory = try makeTemporaryDirectory("beacon-store-test")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try PropertyStore(path: directory + "/store.sqlite", synchronous: .normal)
+        #expect(store.savedRecentSets() == nil)
+        let sets: [(version: Int64, name: String)] = [(11, "a.b"), (12, "a-b.c_d"), (40, "k")]
+        #expect(store.saveRecentSets(RecentSets(floor: 10, end: 41, sets: sets)))
+        let read = try #require(store.savedRecentSets())
+        #expect(read.floor == 10 && read.end == 41)
+        #expect(read.sets.map(\.version) == [11, 12, 40])
+        #expect(read.sets.map(\.name) == ["a.b", "a-b.c_d", "k"])
+        #expect(store.saveRecentSets(RecentSets(floor: 41, end: 41, sets: [])))
+        #expect(try #require(store.savedRecentSets()).sets.isEmpty)
+        for damaged in [
+            "beacon-recent-sets 1 10 41\n11 a.b\n9 c\n", "beacon-recent-sets 1 10 41\n11 a.b\n50 c\n",
+            "beacon-recent-sets 2 10 41\n", "beacon-recent-sets 1 10 41\n11 a.b", "garbage\n",
+        ] {
+            try damaged.write(toFile: store.recentSetsPath, atomically: true, encoding: .utf8)
+            #expect(store.savedRecentSets() == nil, "\(damaged)")
+        }
+        try store.close()
+    }
+
     @Test("a store of the first schema gains the machine column, keeps its rows, and then keeps machines")
     func machineColumnMigration() throws {
         let directory = try makeTemporaryDirectory("beacon-store-test")
