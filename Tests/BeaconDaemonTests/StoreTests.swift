@@ -1,3 +1,4 @@
+import BeaconConfiguration
 import BeaconTestSupport
 import Foundation
 import Testing
@@ -90,14 +91,45 @@ struct StoreTests {
         #expect(read.sets.map(\.name) == ["a.b", "a-b.c_d", "k"])
         #expect(store.saveRecentSets(RecentSets(floor: 41, end: 41, sets: [])))
         #expect(try #require(store.savedRecentSets()).sets.isEmpty)
-        for damaged in [
-            "beacon-recent-sets 1 10 41\n11 a.b\n9 c\n", "beacon-recent-sets 1 10 41\n11 a.b\n50 c\n",
-            "beacon-recent-sets 2 10 41\n", "beacon-recent-sets 1 10 41\n11 a.b", "garbage\n",
-        ] {
-            try damaged.write(toFile: store.recentSetsPath, atomically: true, encoding: .utf8)
+        // A file cut short, a version out of order or past the end, another format, another file.
+        var error: Int32 = 0
+        let good = try #require(POSIX.readFile(store.recentSetsPath, error: &error))
+        #expect(store.saveRecentSets(RecentSets(floor: 10, end: 41, sets: sets)))
+        let written = try #require(POSIX.readFile(store.recentSetsPath, error: &error))
+        var outOfOrder = written
+        outOfOrder[24] = 99
+        var magic = written
+        magic[7] = UInt8(ascii: "2")
+        for damaged in [Array(written.dropLast()), outOfOrder, magic, Array("garbage".utf8), Array(good.prefix(20))] {
+            let fd = open(store.recentSetsPath, O_WRONLY | O_TRUNC)
+            try #require(fd >= 0)
+            #expect(damaged.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == damaged.count)
+            close(fd)
             #expect(store.savedRecentSets() == nil, "\(damaged)")
         }
         try store.close()
+    }
+
+    @Test("the version marker reads back what it recorded, its row's key too; one of the first format has no key")
+    func versionMarker() throws {
+        let directory = try makeTemporaryDirectory("beacon-store-test")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/store.sqlite-version"
+        // The first format: "BEACONV1", the ceiling and the highest stored version.
+        var first: [UInt8] = []
+        for word: UInt64 in [0x3156_4e4f_4341_4542, 200_000, 42] {
+            withUnsafeBytes(of: word.littleEndian) { first.append(contentsOf: $0) }
+        }
+        let fd = open(path, O_WRONLY | O_CREAT, 0o600)
+        try #require(fd >= 0)
+        #expect(first.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == 24)
+        close(fd)
+        let marker = try #require(VersionMarker(path: path))
+        #expect(marker.read() == VersionMarker.Contents(ceiling: 200_000, stored: 42, storedKey: nil))
+        #expect(marker.record(VersionMarker.Contents(ceiling: 300_000, stored: 43, storedKey: "a.long.key.name.x")))
+        #expect(marker.record(VersionMarker.Contents(ceiling: 300_000, stored: 44, storedKey: "b")))
+        let again = try #require(VersionMarker(path: path))
+        #expect(again.read() == VersionMarker.Contents(ceiling: 300_000, stored: 44, storedKey: "b"))
     }
 
     @Test("a store of the first schema gains the machine column, keeps its rows, and then keeps machines")

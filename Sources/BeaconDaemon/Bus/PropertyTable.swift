@@ -267,7 +267,13 @@ final class PropertyTable {
     ) -> ChangeEvent {
         let name = key.rawValue
         let newVersion = nextVersion()
-        recent.append((newVersion, name))
+        // A key set again right after itself (a value streamed to one key) keeps one place in `recent`: the order
+        // of versions holds, and a replay wants only its last version.
+        if let last = recent.indices.last, recent[last].name == name {
+            recent[last].version = newVersion
+        } else {
+            recent.append((newVersion, name))
+        }
         let old: [UInt8]?
         if let index {
             // Changed in place, through the dictionary's values: the entry is not looked up again.

@@ -29,6 +29,8 @@ final class VersionMarker {
     private let fd: Int32
     private var written = Contents(ceiling: 0, stored: 0)
     private var synced: Int64 = 0
+    /// What ``record(_:)`` writes, kept from one write to the next.
+    private var buffer: [UInt8] = []
 
     /// Opens or creates the file at `path`; `nil` when it cannot.
     init?(path: String) {
@@ -71,17 +73,23 @@ final class VersionMarker {
     @discardableResult
     func record(_ contents: Contents) -> Bool {
         guard contents != written else { return true }
-        var key = Array((contents.storedKey ?? "").utf8)
-        if key.count > Self.maxKeyLength { key = [] }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32 + key.count)
-        for word in [Self.magic, UInt64(bitPattern: contents.ceiling), UInt64(bitPattern: contents.stored)] {
-            withUnsafeBytes(of: word.littleEndian) { bytes.append(contentsOf: $0) }
+        // Written after every commit: in a buffer kept for it, without an array per field.
+        var key = contents.storedKey ?? ""
+        let length = key.withUTF8 { key in
+            let length = key.count <= Self.maxKeyLength ? key.count : 0
+            if buffer.count < 32 + length { buffer = [UInt8](repeating: 0, count: 32 + length) }
+            buffer.withUnsafeMutableBytes { raw in
+                raw.storeBytes(of: Self.magic.littleEndian, toByteOffset: 0, as: UInt64.self)
+                raw.storeBytes(of: UInt64(bitPattern: contents.ceiling).littleEndian, toByteOffset: 8, as: UInt64.self)
+                raw.storeBytes(of: UInt64(bitPattern: contents.stored).littleEndian, toByteOffset: 16, as: UInt64.self)
+                raw.storeBytes(of: UInt64(length).littleEndian, toByteOffset: 24, as: UInt64.self)
+                UnsafeMutableRawBufferPointer(rebasing: raw[32...]).copyMemory(
+                    from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(key)[..<length]))
+            }
+            return length
         }
-        withUnsafeBytes(of: UInt64(key.count).littleEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: key)
-        let count = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard count == bytes.count else { return false }
+        let count = buffer.withUnsafeBytes { pwrite(fd, $0.baseAddress, 32 + length, 0) }
+        guard count == 32 + length else { return false }
         written = contents
         if contents.ceiling > synced {
             guard fsync(fd) == 0 else { return false }
