@@ -145,16 +145,21 @@ package enum POSIX {
 
     /// Writes all of `text` to standard error.
     package static func writeStandardError(_ text: String) {
-        let bytes = Array(text.utf8)
+        _ = Array(text.utf8).withUnsafeBytes { writeAll(2, $0) }
+    }
+
+    /// Writes all of `bytes` to `fd`, again after an interrupted or short write; false when a write fails.
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                return
+                return false
             }
             offset += written
         }
+        return true
     }
 
     /// A failed system call on a path.

@@ -90,20 +90,12 @@ extension PropertyTable {
         }
     }
 
-    /// Whether `name` is `prefix` or a key below it.
-    static func isKey(_ name: String, below prefix: String) -> Bool {
-        let key = name.utf8
-        let head = prefix.utf8
-        guard key.starts(with: head) else { return false }
-        return key.count == head.count || key[key.index(key.startIndex, offsetBy: head.count)] == UInt8(ascii: ".")
-    }
-
     /// Calls `body` with each entry whose key is `prefix` or below it (every entry when `nil`), once, in no order.
     /// Reads the store's rows of the range; a row read so is not kept in memory.
     func forEachEntry(below prefix: PropertyKey?, _ body: (String, Entry) -> Void) throws(VarlinkError) {
         var given: Set<String> = []
         forEachUnstoredName { name in
-            guard prefix.map({ Self.isKey(name, below: $0.rawValue) }) ?? true, given.insert(name).inserted else {
+            guard prefix.map({ Self.trustedKey(name).hasPrefix($0) }) ?? true, given.insert(name).inserted else {
                 return
             }
             if let entry = entries[name] { body(name, entry) }
@@ -135,10 +127,7 @@ extension PropertyTable {
 
     /// The keys of the entries, sorted, below `prefix` when there is one.
     func keys(below prefix: PropertyKey?) throws(VarlinkError) -> [PropertyKey] {
-        var keys: [PropertyKey] = []
-        try forEachEntry(below: prefix) { name, _ in keys.append(Self.trustedKey(name)) }
-        keys.sort()
-        return keys
+        try entries(below: prefix).map(\.key)
     }
 
     /// The smallest set of prefixes whose ranges hold every key that one of `patterns` matches (each pattern's

@@ -83,7 +83,8 @@ final class PropertyStore: Sendable {
     private let openedContents: Mutex<StoreContents?>
 
     /// The default of `store.checkAtStartMaxBytes`: a store up to this size is checked before the daemon serves
-    /// (`PRAGMA quick_check` reads the whole file: about 40 ms at this size, 0.34 s at a million keys).
+    /// (`PRAGMA quick_check` reads the whole file: 0.25 s for the 128 MB of a million keys on a warm cache,
+    /// `Benchmarks/Bus/results/2026-11-28-quick-check-time.txt`, so about 30 ms at this size).
     static let checkAtStartMaxBytes = 16 << 20
 
     /// Opens the store at `path`, creating it when there is none. Its integrity is checked now when the file is at
@@ -149,7 +150,7 @@ final class PropertyStore: Sendable {
                 path: path, synchronous: synchronous, checkAtStartMaxBytes: checkAtStartMaxBytes)
         } catch let error as StoreError where error.isDamage {
             let target = path + ".damaged-\(WallClock.nowUsec())"
-            for suffix in ["", "-wal", "-shm", "-check-failed"] where access(path + suffix, F_OK) == 0 {
+            for suffix in ["", "-wal", "-shm", Self.checkFailedSuffix] where access(path + suffix, F_OK) == 0 {
                 guard rename(path + suffix, target + suffix) == 0 else {
                     throw StoreError(
                         code: error.code,
@@ -197,15 +198,9 @@ final class PropertyStore: Sendable {
         let temporary = recentSetsPath + ".new"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            written += count
-        }
+        let written = bytes.withUnsafeBytes { POSIX.writeAll(fd, $0) }
         Glibc.close(fd)
-        guard written == bytes.count else {
+        guard written else {
             unlink(temporary)
             return false
         }
@@ -240,8 +235,10 @@ final class PropertyStore: Sendable {
         }
     }
 
-    /// The file beside a store whose integrity check after a start failed: the next start checks it first.
-    static func checkFailedPath(of path: String) -> String { path + "-check-failed" }
+    /// The file beside a store whose integrity check after a start failed: the next start checks it first (and
+    /// sets it aside with the store).
+    static func checkFailedPath(of path: String) -> String { path + checkFailedSuffix }
+    private static let checkFailedSuffix = "-check-failed"
 
     /// What `PRAGMA quick_check` found wrong; `nil` when the store is sound.
     private static func checkIntegrity(_ connection: inout SQLiteConnection) throws -> String? {
@@ -364,59 +361,53 @@ final class PropertyStore: Sendable {
 
     /// The stored row of `key`, `nil` when there is none.
     func property(_ key: String) throws -> StoredRow? {
-        var found: StoredRow?
-        try connection.withLock { connection in
-            try connection.select(.selectProperty, .text(key)) { found = Self.propertyRow($0) }
-        }
-        return found
+        try rows(.selectProperty, [.text(key)]).first
     }
 
     /// The rows whose keys are at least `lower` and, when `upper` is given, below it, in byte order.
     func properties(from lower: String, below upper: String?, _ body: (StoredRow) -> Void) throws {
-        // Read under the lock, given to `body` after it: the connection cannot be lent to a caller's closure.
-        let rows = try connection.withLock { connection in
-            var rows: [StoredRow] = []
+        let rows =
             if let upper {
-                try connection.select(.selectPropertyRange, .text(lower), .text(upper)) {
-                    rows.append(Self.propertyRow($0))
-                }
+                try rows(.selectPropertyRange, [.text(lower), .text(upper)])
             } else {
-                try connection.select(.selectPropertiesFrom, .text(lower)) { rows.append(Self.propertyRow($0)) }
+                try rows(.selectPropertiesFrom, [.text(lower)])
             }
-            return rows
-        }
         rows.forEach(body)
     }
 
     /// The rows changed after `version`, in no order.
     func properties(changedAfter version: Int64, _ body: (StoredRow) -> Void) throws {
-        let rows = try connection.withLock { connection in
+        try rows(.selectPropertiesChanged, [.int(version)]).forEach(body)
+    }
+
+    /// The property rows `statement` selects. Read under the lock and given to the caller after it: the connection
+    /// cannot be lent to a caller's closure.
+    private func rows(_ statement: SQLiteStatement, _ arguments: [SQLiteArgument]) throws -> [StoredRow] {
+        try connection.withLock { connection in
             var rows: [StoredRow] = []
-            try connection.select(.selectPropertiesChanged, .int(version)) { rows.append(Self.propertyRow($0)) }
+            try connection.select(statement, arguments) { rows.append(Self.propertyRow($0)) }
             return rows
         }
-        rows.forEach(body)
     }
 
     /// The version of `key`'s property or tombstone row (the higher, if both); `nil` when it has neither.
     func rowVersion(of key: String) throws -> Int64? {
-        try connection.withLock { connection in
-            // Versions start at 1: 0 is no row.
-            var version: Int64 = 0
-            try connection.select(.selectRowVersion, .text(key), .text(key)) { version = $0.int64(0) }
-            return version > 0 ? version : nil
-        }
+        // Versions start at 1: 0 is no row.
+        let version = try integer(.selectRowVersion, [.text(key), .text(key)])
+        return version > 0 ? version : nil
     }
 
     /// The highest version of any property or tombstone row; reads every property row.
     func highestVersion() throws -> Int64 {
+        try integer(.selectHighestVersion, [])
+    }
+
+    /// The integer that `statement` selects.
+    private func integer(_ statement: SQLiteStatement, _ arguments: [SQLiteArgument]) throws -> Int64 {
         try connection.withLock { connection in
-            Int64(
-                try connection.text(
-                    """
-                    SELECT max((SELECT coalesce(max(version), 0) FROM property),
-                        (SELECT coalesce(max(version), 0) FROM tombstone))
-                    """) ?? "0") ?? 0
+            var value: Int64 = 0
+            try connection.select(statement, arguments) { value = $0.int64(0) }
+            return value
         }
     }
 

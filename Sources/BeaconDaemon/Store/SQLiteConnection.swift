@@ -28,6 +28,7 @@ enum SQLiteStatement: Int, CaseIterable {
     case selectPropertiesFrom
     case selectPropertiesChanged
     case selectRowVersion
+    case selectHighestVersion
 
     /// The columns of a property row, in the order ``PropertyStore`` reads them.
     private static let propertyColumns = "key, value, version, modified, uid, pid, command, machine"
@@ -64,6 +65,11 @@ enum SQLiteStatement: Int, CaseIterable {
             "SELECT \(Self.propertyColumns) FROM property WHERE key >= ?"
         case .selectPropertiesChanged:
             "SELECT \(Self.propertyColumns) FROM property WHERE version > ?"
+        case .selectHighestVersion:
+            """
+            SELECT max((SELECT coalesce(max(version), 0) FROM property),
+                (SELECT coalesce(max(version), 0) FROM tombstone))
+            """
         case .selectRowVersion:
             """
             SELECT max(coalesce((SELECT version FROM property WHERE key = ?), 0),
@@ -202,15 +208,17 @@ struct SQLiteConnection {
         }
     }
 
+    /// `statement`, prepared the first time it is asked for on this connection.
+    private mutating func prepared(_ statement: SQLiteStatement) throws(StoreError) -> OpaquePointer {
+        if let cached = statements[statement.rawValue] { return cached }
+        let prepared = try prepare(statement.sql)
+        statements[statement.rawValue] = prepared
+        return prepared
+    }
+
     /// Runs `statement` with `arguments`, preparing it once per connection.
     mutating func run(_ statement: SQLiteStatement, _ arguments: SQLiteArgument...) throws(StoreError) {
-        let prepared: OpaquePointer
-        if let cached = statements[statement.rawValue] {
-            prepared = cached
-        } else {
-            prepared = try prepare(statement.sql)
-            statements[statement.rawValue] = prepared
-        }
+        let prepared = try prepared(statement)
         let code = arguments.withUnsafeBufferPointer { arguments in
             Self.bindAndRun(prepared, arguments[...], row: nil)
         }
@@ -220,15 +228,9 @@ struct SQLiteConnection {
     /// Runs the query `statement` with `arguments`, preparing it once per connection, and calls `row` for each row
     /// of its result, in the order SQLite gives them.
     mutating func select(
-        _ statement: SQLiteStatement, _ arguments: SQLiteArgument..., row: (SQLiteRow) -> Void
+        _ statement: SQLiteStatement, _ arguments: [SQLiteArgument], row: (SQLiteRow) -> Void
     ) throws(StoreError) {
-        let prepared: OpaquePointer
-        if let cached = statements[statement.rawValue] {
-            prepared = cached
-        } else {
-            prepared = try prepare(statement.sql)
-            statements[statement.rawValue] = prepared
-        }
+        let prepared = try prepared(statement)
         let code = withoutActuallyEscaping(row) { row in
             arguments.withUnsafeBufferPointer { arguments in
                 Self.bindAndRun(prepared, arguments[...], row: row)
