@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """What a suspended observer costs during a burst of notifications, and what it gets on resume.
 
-usage: scripts/suspension-burst.py BEACOND [-n NOTIFICATIONS]
+usage: scripts/suspension-burst.py BEACOND [-n NOTIFICATIONS] [-k OBSERVERS] [--cases CASE,...]
 
 For each case (no observer; an observer that is not suspended; suspended observers with drop, coalesce
 and hold), starts BEACOND afresh, has one poster send NOTIFICATIONS oneway posts of 10 names and waits
 for the daemon to have handled them all (a final Post answered), then resumes the observer. Prints, per
 case, the daemon's CPU time for the burst (all threads, /proc/PID/task/*/schedstat), the messages and bytes the
 observer received during the burst, and the size of the catch-up on resume.
+
+With -k OBSERVERS, each suspended case has that many suspended observers besides the one it reports on, each
+observing one of the 10 names (`burst.nI`, I = its number modulo 10), and the CPU time per post is printed too:
+what a burst costs per suspended observer.
 """
 
 import json
@@ -29,7 +33,7 @@ def cpu_seconds(pid):
     return total / 1e9
 
 
-def run(beacond, count, case):
+def run(beacond, count, case, extra=0):
     with tempfile.TemporaryDirectory(prefix="beacon-burst-") as root:
         os.mkdir(root + "/run", 0o700)
         path = root + "/run/beacon.sock"
@@ -51,6 +55,14 @@ def run(beacond, count, case):
                 observer.receive()
                 if case != "active":
                     observer.send("io.beacon.Suspend", oneway=True)
+            others = []
+            for index in range(extra if case not in ("none", "active") else 0):
+                other = VarlinkConnection(path)
+                other.send("io.beacon.Notifications.Observe",
+                           {"patterns": ["burst.n%d" % (index % 10)], "whileSuspended": case}, more=True)
+                other.receive()
+                other.send("io.beacon.Suspend", oneway=True)
+                others.append(other)
             poster = VarlinkConnection(path)
             poster.send("io.beacon.Daemon.Status")
             poster.receive()
@@ -62,7 +74,8 @@ def run(beacond, count, case):
             poster.send("io.beacon.Notifications.Post", {"name": "done.marker"})
             poster.receive(timeout=300)
             cpu = cpu_seconds(daemon.pid) - before
-            result = {"case": case, "cpu_ms": round(cpu * 1000, 1)}
+            result = {"case": case, "observers": 1 + len(others) if observer else 0, "cpu_ms": round(cpu * 1000, 1),
+                      "ns_per_post": round(cpu * 1e9 / count)}
             if observer is not None:
                 if case == "active":
                     # Everything was sent to it: read it all.
@@ -98,8 +111,12 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     count = int(sys.argv[sys.argv.index("-n") + 1]) if "-n" in sys.argv else 100_000
-    for case in ("none", "active", "drop", "coalesce", "hold"):
-        run(sys.argv[1], count, case)
+    extra = int(sys.argv[sys.argv.index("-k") + 1]) if "-k" in sys.argv else 0
+    cases = ("none", "active", "drop", "coalesce", "hold")
+    if "--cases" in sys.argv:
+        cases = sys.argv[sys.argv.index("--cases") + 1].split(",")
+    for case in cases:
+        run(sys.argv[1], count, case, extra)
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ package final class VarlinkUidBudget {
     private var used: [UInt32: Int] = [:]
     package var limit: Int
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 

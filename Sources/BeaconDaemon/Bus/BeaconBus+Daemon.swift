@@ -73,8 +73,8 @@ extension BeaconBus {
                 object["policy"] = .string(subscription.policy.rawValue)
                 object["followsSession"] = .bool(subscription.followsSession)
                 object["suspended"] = .bool(fanOut.isSuspended(subscription))
-                object["held"] = .int(Int64(subscription.held.count))
-                object["dropped"] = .int(Int64(subscription.held.dropped))
+                object["held"] = .int(Int64(subscription.outbox.count))
+                object["dropped"] = .int(Int64(fanOut.dropped(of: subscription)))
                 if let wanted = subscription.object { object["object"] = .string(wanted) }
             }
             if lifecycle.sleep.contains(connection.id) {

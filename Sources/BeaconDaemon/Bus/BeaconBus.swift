@@ -253,7 +253,7 @@ package final class BeaconBus: VarlinkService {
 
     package func connectionBecameWritable(_ connection: VarlinkConnection, client: BusClient) {
         guard let subscription = client.subscription else { return }
-        fanOut.deliverBacklog(subscription, version: table.version)
+        fanOut.flush(subscription)
     }
 
     // MARK: Tick

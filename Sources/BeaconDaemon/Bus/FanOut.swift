@@ -5,12 +5,19 @@ import VarlinkServer
 
 /// Subscriptions and fan-out: the pattern indices of the running Watch and Observe calls, the tick's change events
 /// and notifications, and their delivery, one message per subscriber and tick, encoded once per distinct
-/// selection. Subscribers that read too slowly are held back (``FanOut+Backlog.swift``).
+/// selection. Events a subscription cannot take now, suspended or slow, go into its ``Outbox`` through a policy
+/// (``FanOut+Outbox.swift``); suspended `drop` subscriptions leave the selection (``ParkedSubscriptions``).
 final class FanOut {
-    var limits: DaemonLimits
+    var limits: DaemonLimits {
+        didSet { whenSlow = limits.slowSubscriber.outboxPolicy }
+    }
     let logger: Logger
-    let watchIndex = PatternIndex()
-    let observeIndex = PatternIndex()
+    let watchIndex = PatternIndex<Subscription>()
+    let observeIndex = PatternIndex<Subscription>()
+    /// Suspended `drop` subscriptions, out of the indices above.
+    let parked = ParkedSubscriptions()
+    /// What becomes of the events of a subscriber that reads too slowly (``DaemonLimits/slowSubscriber``).
+    private(set) var whenSlow: any OutboxPolicy
     private(set) var subscriptionCount = 0
     /// The number of the last notification posted.
     private(set) var sequence: Int64 = 0
@@ -32,6 +39,9 @@ final class FanOut {
     var publishingNotifications: [NotificationEvent] = []
     var publishingNotificationBytes: [UInt8] = []
     private var tickNumber = 0
+    /// Whether a notification of the tick, or of the one being published, was posted with `deliverImmediately`.
+    private var tickHasImmediate = false
+    private var hasImmediate = false
     /// Where ``publish()`` encodes a selection before copying it into its shared buffer: kept from tick to tick (up
     /// to 1 MiB), so that a burst's batches are not grown again by doubling at every tick.
     private var scratch: [UInt8] = []
@@ -46,6 +56,7 @@ final class FanOut {
     init(limits: DaemonLimits, logger: Logger) {
         self.limits = limits
         self.logger = logger
+        self.whenSlow = limits.slowSubscriber.outboxPolicy
     }
 
     /// Whether the tick has events to deliver.
@@ -54,21 +65,37 @@ final class FanOut {
     // MARK: Subscriptions
 
     func add(_ subscription: Subscription) {
-        let index = subscription.kind.isWatch ? watchIndex : observeIndex
-        for pattern in subscription.patterns {
-            index.insert(pattern, for: subscription)
-        }
+        insert(subscription)
         subscriptionCount += 1
         if subscription.followsSession { sessionFollowers[ObjectIdentifier(subscription)] = subscription }
     }
 
+    /// Ends `subscription`: out of the selection, and what its outbox kept given back.
     func remove(_ subscription: Subscription) {
+        if parked.isParked(subscription) {
+            parked.unpark(subscription)
+        } else {
+            removeFromIndex(subscription)
+        }
+        subscription.outbox.discard(account: account(of: subscription))
+        subscriptionCount -= 1
+        if subscription.followsSession { sessionFollowers[ObjectIdentifier(subscription)] = nil }
+    }
+
+    /// Puts `subscription` into the selection.
+    func insert(_ subscription: Subscription) {
+        let index = subscription.kind.isWatch ? watchIndex : observeIndex
+        for pattern in subscription.patterns {
+            index.insert(pattern, for: subscription)
+        }
+    }
+
+    /// Takes `subscription` out of the selection.
+    func removeFromIndex(_ subscription: Subscription) {
         let index = subscription.kind.isWatch ? watchIndex : observeIndex
         for pattern in subscription.patterns {
             index.remove(pattern, for: subscription)
         }
-        subscriptionCount -= 1
-        if subscription.followsSession { sessionFollowers[ObjectIdentifier(subscription)] = nil }
     }
 
     // MARK: Events of the tick
@@ -92,6 +119,7 @@ final class FanOut {
             objectIndex = Int32(tickObjects.count)
             tickObjects.append(object)
         }
+        if immediate { tickHasImmediate = true }
         tickNotifications.append(
             NotificationEvent(
                 name: name, sequence: sequence, start: start, end: bytes.count, object: objectIndex,
@@ -106,6 +134,7 @@ final class FanOut {
         tickNotifications.removeAll(keepingCapacity: true)
         tickNotificationBytes.removeAll(keepingCapacity: true)
         tickObjects.removeAll()
+        tickHasImmediate = false
         if let start = tickStartSequence { sequence = start }
         tickStartSequence = nil
     }
@@ -120,6 +149,7 @@ final class FanOut {
         swap(&publishingChanges, &tickChanges)
         swap(&publishingNotifications, &tickNotifications)
         swap(&publishingNotificationBytes, &tickNotificationBytes)
+        swap(&hasImmediate, &tickHasImmediate)
         if !tickObjects.isEmpty { swap(&publishingObjects, &tickObjects) }
         defer {
             if !publishingObjects.isEmpty { publishingObjects.removeAll() }
@@ -135,13 +165,21 @@ final class FanOut {
         select(publishingNotifications, from: observeIndex, tick: tick, touched: &touched, matched: &matched) {
             ($0.name, $0.sequence)
         }
+        if parked.count > 0 {
+            parked.count(publishingChanges, tick: tick)
+            parked.count(publishingNotifications, objects: publishingObjects, tick: tick)
+            if hasImmediate { deliverImmediateToParked() }
+        }
+        hasImmediate = false
         var encoded: [SelectionKey: ByteBuffer] = [:]
         var scratch: [UInt8] = []
         swap(&scratch, &self.scratch)
+        var parking: [Subscription] = []
         for subscription in touched {
-            deliver(subscription, encoded: &encoded, scratch: &scratch)
+            deliver(subscription, encoded: &encoded, scratch: &scratch, parking: &parking)
         }
         if scratch.capacity <= 1 << 20 { swap(&scratch, &self.scratch) }
+        for subscription in parking { park(subscription) }
     }
 
     /// Selects each of `events` for the subscriptions of `index` whose patterns match its key and that started
@@ -151,7 +189,7 @@ final class FanOut {
     @inline(__always)
     private func select<Event>(
         _ events: [Event],
-        from index: PatternIndex,
+        from index: PatternIndex<Subscription>,
         tick: Int,
         touched: inout [Subscription],
         matched: inout [Subscription],
@@ -176,7 +214,8 @@ final class FanOut {
     private func deliver(
         _ subscription: Subscription,
         encoded: inout [SelectionKey: ByteBuffer],
-        scratch: inout [UInt8]
+        scratch: inout [UInt8],
+        parking: inout [Subscription]
     ) {
         let connection = subscription.client.connection
         guard !connection.isClosed else { return }
@@ -188,17 +227,17 @@ final class FanOut {
             if subscription.selection.isEmpty { return }
         }
         if isSuspended(subscription) {
-            keepSelection(of: subscription)
+            keepSelection(of: subscription, policy: subscription.whileSuspended, suspended: true)
+            if subscription.policy == .drop { parking.append(subscription) }
             return
         }
-        if !connection.isWritable || !subscription.backlog.isEmpty {
-            holdBack(subscription)
+        if !connection.isWritable || !subscription.outbox.isEmpty {
+            keepSelection(of: subscription, policy: whenSlow, suspended: false)
             return
         }
-        if subscription.overflow > 0 {
+        if subscription.outbox.overflow > 0 {
             // Dropped notifications are reported with the next reply.
-            let overflow = subscription.overflow
-            subscription.overflow = 0
+            let overflow = subscription.outbox.takeOverflow()
             connection.sendEncoded { buffer in
                 encodeSelection(subscription, overflow: overflow, into: &buffer)
             }

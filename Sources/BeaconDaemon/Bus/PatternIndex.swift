@@ -1,17 +1,18 @@
 import BeaconProtocol
 
-/// Subscriptions indexed by the literal prefix of their patterns, so that finding the subscribers of a key
-/// visits only the patterns whose prefix lies on the key's path.
-final class PatternIndex {
+/// Subscriptions (or groups of them, ``ParkedSubscriptions``) indexed by the literal prefix of their patterns, so
+/// that finding the subscribers of a key visits only the patterns whose prefix lies on the key's path.
+final class PatternIndex<Subscriber: AnyObject> {
     private final class Node {
         var children: [Substring: Node] = [:]
-        var entries: [(pattern: KeyPattern, subscription: Subscription)] = []
+        var entries: [(pattern: KeyPattern, subscription: Subscriber)] = []
     }
 
     private let root = Node()
     private(set) var count = 0
+    var isEmpty: Bool { count == 0 }
 
-    func insert(_ pattern: KeyPattern, for subscription: Subscription) {
+    func insert(_ pattern: KeyPattern, for subscription: Subscriber) {
         var node = root
         for segment in pattern.literalPrefix {
             if let child = node.children[segment] {
@@ -26,7 +27,7 @@ final class PatternIndex {
         count += 1
     }
 
-    func remove(_ pattern: KeyPattern, for subscription: Subscription) {
+    func remove(_ pattern: KeyPattern, for subscription: Subscriber) {
         var path: [(Node, Substring)] = []
         var node = root
         for segment in pattern.literalPrefix {
@@ -46,7 +47,7 @@ final class PatternIndex {
     }
 
     /// Calls `body` for every subscription with a pattern matching `key` (once per matching pattern).
-    func forEachMatch(_ key: PropertyKey, _ body: (Subscription) -> Void) {
+    func forEachMatch(_ key: PropertyKey, _ body: (Subscriber) -> Void) {
         var node = root
         for entry in node.entries where entry.pattern.matches(key) {
             body(entry.subscription)

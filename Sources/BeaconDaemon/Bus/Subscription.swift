@@ -54,19 +54,17 @@ final class Subscription {
         }
     }
 
-    /// Changes held back while the connection is slow, coalesced per key.
-    var backlog: [String: ChangeEvent] = [:]
-    /// Changes merged away or notifications dropped since the last reply.
-    var overflow = 0
+    /// What the subscriber is owed and was not sent: kept while suspended or slow.
+    var outbox = Outbox()
 
     /// What happens to events while delivery is suspended.
     let policy: DeliveryPolicy
+    /// ``policy``'s type.
+    let whileSuspended: any OutboxPolicy
     /// Delivery is suspended while the session is not active, besides while the client suspends it.
     let followsSession: Bool
     /// Observe only: the notifications posted with this object, or all when `nil`.
     let object: String?
-    /// What was held while suspended (``FanOut+Suspension.swift``).
-    var held = HeldEvents()
 
     init(
         kind: Kind, patterns: [KeyPattern], client: BusClient, start: Int64, policy: DeliveryPolicy = .hold,
@@ -77,6 +75,7 @@ final class Subscription {
         self.client = client
         self.start = start
         self.policy = policy
+        self.whileSuspended = policy.outboxPolicy
         self.followsSession = followsSession
         self.object = object
     }

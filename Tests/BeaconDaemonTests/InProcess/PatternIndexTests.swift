@@ -35,7 +35,7 @@ struct PatternIndexTests {
         let subscriptions = busClients.map {
             Subscription(kind: .observe, patterns: [], client: $0, start: 0)
         }
-        let index = PatternIndex()
+        let index = PatternIndex<Subscription>()
         var model: [(pattern: KeyPattern, subscription: Subscription)] = []
         var generator = SeededRandom(seed: 0x9A77_E4)
         for round in 0..<300 {
