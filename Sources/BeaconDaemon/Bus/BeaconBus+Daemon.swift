@@ -25,7 +25,7 @@ extension BeaconBus {
             "software": .string(Self.softwareVersion),
             "pid": .int(Int64(getpid())),
             "uid": .int(Int64(getuid())),
-            "startedUsec": .int(startedUsec),
+            "startedUsec": .int(daemonStatus.startedUsec),
             "address": .string(address),
             "store": .string(writer.storage.path),
             "clients": .int(Int64(clients.count)),
@@ -36,17 +36,17 @@ extension BeaconBus {
         ]
         status["lifecycle"] = .string(lifecycle.summary)
         status["settings"] = settingsStatus()
-        if let storeFailure {
+        if let storeFailure = daemonStatus.storeFailure {
             status["storeError"] = .object([
                 "reason": .string(storeFailure.reason), "sinceUsec": .int(storeFailure.sinceUsec),
             ])
         }
-        if let storeDamage {
+        if let storeDamage = daemonStatus.storeDamage {
             status["storeDamage"] = .object([
                 "reason": .string(storeDamage.reason), "sinceUsec": .int(storeDamage.sinceUsec),
             ])
         }
-        if hasProviders { status["providers"] = .array(providerStatus()) }
+        if providers.hasClaims { status["providers"] = .array(providerStatus()) }
         if !lifecycle.dbusBuses.isEmpty {
             status["bridge"] = .object(lifecycle.dbusBuses.mapValues { .string($0) })
         }
@@ -87,18 +87,14 @@ extension BeaconBus {
     /// Sends ``statusLine`` to ``statusReporter`` when the counts in it changed, at most once per 2 s, from a task
     /// scheduled only then: an idle daemon has no timer running for it.
     func reportStatusIfChanged() {
-        guard statusReporter != nil, !statusReportScheduled, let server else { return }
-        guard statusCounts != reportedStatusCounts else { return }
-        statusReportScheduled = true
+        guard let server, daemonStatus.scheduleReport(of: statusCounts) else { return }
         server.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) { [self] in
-            statusReportScheduled = false
-            reportedStatusCounts = statusCounts
-            statusReporter?(statusLine)
+            daemonStatus.report(statusCounts, line: statusLine)
         }
     }
 
-    private var statusCounts: StatusCounts {
-        StatusCounts(
+    private var statusCounts: DaemonStatus.Counts {
+        DaemonStatus.Counts(
             clients: clients.count, subscriptions: fanOut.subscriptionCount, properties: table.count)
     }
 
@@ -114,7 +110,7 @@ extension BeaconBus {
         case .sound:
             logger.info("the store passed its integrity check", metadata: ["store": "\(writer.storage.path)"])
         case .damaged(let reason):
-            storeDamage = (WallClock.nowUsec(), reason)
+            daemonStatus.storeDamage = (WallClock.nowUsec(), reason)
             logger.critical(
                 "the store failed its integrity check; the next start sets it aside and starts an empty store",
                 metadata: ["store": "\(writer.storage.path)", "reason": "\(reason)"])

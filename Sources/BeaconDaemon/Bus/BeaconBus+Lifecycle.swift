@@ -1,5 +1,6 @@
 import BeaconProtocol
 import BeaconSystemd
+import NIOCore
 
 /// The bus's side of the lifecycle bridge: the state last reported, and the sleep participants.
 struct LifecycleBusState {
@@ -12,6 +13,10 @@ struct LifecycleBusState {
     var snapshot: LifecycleSnapshot?
     /// State of the declarative D-Bus bridge's buses, by bus.
     var dbusBuses: [String: String] = [:]
+    /// What the daemon makes of the declarative bridge's values, by target (``BridgeTransform``).
+    var bridgeTransforms: [DBusMapping.Target: BridgeTransform] = [:]
+    /// The timers that return a quiet bridged property to its `quietValue`, by key; armed only after a signal.
+    var bridgeQuietTimers: [String: Scheduled<Void>] = [:]
 
     /// One line for `Status` and the log.
     var summary: String {
@@ -81,12 +86,12 @@ extension BeaconBus {
             lifecycle.dbusBuses[bus.description] = state.description
             logger.info("D-Bus bridge", metadata: ["bus": "\(bus)", "state": "\(state)"])
         case .property(let key, let value):
-            let transform = bridgeTransforms[.property(key)]
+            let transform = lifecycle.bridgeTransforms[.property(key)]
             let shown = value.map { transform?.apply(Self.json($0)) ?? Self.json($0) }
             setSystemProperty(key, shown)
             if let transform, let quietMs = transform.quietMs { armQuietTimer(key, after: quietMs, transform, shown) }
         case .notification(let name, let arguments):
-            let transform = bridgeTransforms[.notification(name)]
+            let transform = lifecycle.bridgeTransforms[.notification(name)]
             let values = arguments.map { transform?.apply(Self.json($0)) ?? Self.json($0) }
             var userInfo: [String: JSONValue]
             if let names = transform?.names, !names.isEmpty {
@@ -105,12 +110,13 @@ extension BeaconBus {
     private func armQuietTimer(
         _ key: String, after milliseconds: Int, _ transform: BridgeTransform, _ shown: JSONValue?
     ) {
-        bridgeQuietTimers.removeValue(forKey: key)?.cancel()
+        lifecycle.bridgeQuietTimers.removeValue(forKey: key)?.cancel()
         guard let shown, shown != transform.quietValue, let server else { return }
-        bridgeQuietTimers[key] = server.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(milliseconds)))
-        {
+        lifecycle.bridgeQuietTimers[key] = server.eventLoop.assumeIsolated().scheduleTask(
+            in: .milliseconds(Int64(milliseconds))
+        ) {
             [self] in
-            bridgeQuietTimers[key] = nil
+            lifecycle.bridgeQuietTimers[key] = nil
             setSystemProperty(key, transform.quietValue)
             requestEndOfTick()
         }

@@ -14,8 +14,8 @@ extension BeaconBus {
                 name, reason: "names below lifecycle, session, system, desktop and daemon are reserved")
         }
         var bytes: [UInt8] = []
-        swap(&bytes, &fanOut.tickNotificationBytes)
-        defer { swap(&bytes, &fanOut.tickNotificationBytes) }
+        swap(&bytes, &fanOut.tick.notificationBytes)
+        defer { swap(&bytes, &fanOut.tick.notificationBytes) }
         let start = bytes.count
         NotificationEvent.begin(key, into: &bytes)
         let userInfo = parameters.appendOptionalEncodedValue("userInfo", after: ",\"userInfo\":", to: &bytes)
@@ -46,8 +46,8 @@ extension BeaconBus {
     @discardableResult
     func post(name: PropertyKey, userInfo: [UInt8]?, origin: Origin) -> Int64 {
         var bytes: [UInt8] = []
-        swap(&bytes, &fanOut.tickNotificationBytes)
-        defer { swap(&bytes, &fanOut.tickNotificationBytes) }
+        swap(&bytes, &fanOut.tick.notificationBytes)
+        defer { swap(&bytes, &fanOut.tick.notificationBytes) }
         let start = bytes.count
         NotificationEvent.begin(name, into: &bytes)
         if let userInfo {

@@ -54,7 +54,7 @@ extension BeaconBus {
             throw BusError.keyNotFound(name)
         }
         // A provided key whose provider cannot write says so in its reply, which is then not cached.
-        let unavailable = hasUnavailableProviders ? providers.unavailability(of: name) : nil
+        let unavailable = providers.hasUnavailable ? providers.unavailability(of: name) : nil
         if unavailable == nil, let reply = table.entries.values[index].cachedGetReply() {
             client.connection.sendEncoded { $0.append(contentsOf: reply) }
             return
@@ -141,7 +141,7 @@ extension BeaconBus {
         let index = try table.index(forKey: name)
         var rule = SettingsOverlay.Rule.unknown
         if hasSettings { rule = try checkSet(name, encoded, at: index) }
-        if hasProviders,
+        if providers.hasClaims,
             try forwardToProvider(
                 method: "Set", key: name, value: encoded, ifVersion: ifVersion, ephemeral: ephemeral, client: client)
         {
@@ -181,7 +181,7 @@ extension BeaconBus {
         _ = try parseKey(name)
         guard !Self.isReserved(name) else { throw BusError.readOnly(name) }
         if hasSettings { try checkUnset(name) }
-        if hasProviders,
+        if providers.hasClaims,
             try forwardToProvider(
                 method: "Unset", key: name, value: nil, ifVersion: ifVersion, ephemeral: false, client: client)
         {

@@ -42,7 +42,7 @@ extension BeaconBus {
             unavailable: unavailableReason.map {
                 ProviderRegistry.Unavailability(reason: $0, sinceUsec: since ?? WallClock.nowUsec())
             }, starting: unavailableReason != nil)
-        hasProviders = true
+        providers.hasClaims = true
         refreshProviderAvailability()
         client.connection.reply(["provider": .int(Int64(client.connection.id)), "requests": []], continues: true)
         if unavailableReason == nil {
@@ -86,10 +86,7 @@ extension BeaconBus {
             let reply = VarlinkError(name: error, parameters: errorParameters)
             providers.requests.removeValue(forKey: number)
             if request.ephemeral, let caller = request.caller, error != IOBeaconProviders.OutcomeUnknown.name {
-                providers.ephemeralKeys[caller.connection.id]?.remove(request.key)
-                if providers.ephemeralValues[request.key]?.owner == caller.connection.id {
-                    providers.ephemeralValues.removeValue(forKey: request.key)
-                }
+                providers.ephemeral.forget(request.key, of: caller.connection.id)
             }
             request.caller?.connection.answerDeferred { $0.reply(error: reply) }
         } else {
@@ -142,12 +139,12 @@ extension BeaconBus {
                 reason: "no provider has registered yet (the configuration names \(root).** in fleet.prefixes)",
                 sinceUsec: since)
         }
-        hasProviders = true
+        providers.hasClaims = true
         refreshProviderAvailability()
     }
 
     func refreshProviderAvailability() {
-        hasUnavailableProviders = providers.anyUnavailable
+        providers.hasUnavailable = providers.anyUnavailable
     }
 
     /// The provided subtrees, for Status: who provides each, and whether its writes work.

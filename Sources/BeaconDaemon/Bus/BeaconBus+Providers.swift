@@ -65,8 +65,7 @@ extension BeaconBus {
             ifProviderVersion: ifProviderVersion, ephemeral: ephemeral, origin: owner.origin, write: write)
         send(request, number: number, to: id)
         if ephemeral, method == "Set" {
-            providers.ephemeralKeys[owner.connection.id, default: []].insert(key)
-            if let value { providers.ephemeralValues[key] = (owner.connection.id, value) }
+            providers.ephemeral.record(key, owner: owner.connection.id, value: value)
         }
     }
 
@@ -109,8 +108,8 @@ extension BeaconBus {
     /// Sets again, create-only, the ephemeral keys of provider `id`'s subtrees that its resync found gone while
     /// their owners are still connected (the lease that carried them expired while no provider ran).
     func restoreEphemeral(of id: Int) {
-        guard !providers.ephemeralValues.isEmpty, let provider = providers.byConnection[id] else { return }
-        for (key, entry) in providers.ephemeralValues.sorted(by: { $0.key < $1.key }) {
+        guard !providers.ephemeral.values.isEmpty, let provider = providers.byConnection[id] else { return }
+        for (key, entry) in providers.ephemeral.values.sorted(by: { $0.key < $1.key }) {
             guard (try? table.entry(key)) == nil,
                 provider.roots.contains(where: { ProviderRegistry.contains($0, key) }),
                 let owner = clients[entry.owner]
@@ -228,9 +227,9 @@ extension BeaconBus {
                 if case .call(_, _, _, _, _, let owner) = $0.kind { owner === client } else { false }
             }
         }
-        if let keys = providers.ephemeralKeys.removeValue(forKey: id) {
+        let keys = providers.ephemeral.removeAll(of: id)
+        if !keys.isEmpty {
             for key in keys.sorted() {
-                if providers.ephemeralValues[key]?.owner == id { providers.ephemeralValues.removeValue(forKey: key) }
                 let (number, write) = providers.newRequest()
                 let request = ProviderRegistry.Request(
                     caller: nil, method: "Unset", key: key, value: nil, ifVersion: nil, ifProviderVersion: nil,

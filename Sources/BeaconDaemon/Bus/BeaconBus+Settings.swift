@@ -11,26 +11,19 @@ extension BeaconBus {
     /// whose value, default or lock changed. `changed`: only these files are read again (the settings watcher's
     /// report), every other one keeps its last complete reading; `nil` reads them all.
     package func reloadSettingsFiles(changed: Set<String>? = nil) {
-        guard let settingsPaths else { return }
-        fileSettings = SettingsLoader(
-            paths: settingsPaths, keyLimits: limits.keyLimits, maxValueSize: limits.maxValueSize
-        ).load(changed: changed, previous: fileSettings)
+        guard settingsService.readFiles(changed: changed, limits: limits) else { return }
         rebuildSettings()
     }
 
     /// Uses `paths` from now on and reads them.
     func updateSettingsPaths(_ paths: SettingsPaths) {
-        settingsPaths = paths
+        settingsService.paths = paths
         reloadSettingsFiles()
     }
 
     /// Compiles the files and the registrations into a new overlay and applies it.
     func rebuildSettings(quietly: Bool = false) {
-        let registered = registrations.values.sorted { $0.order < $1.order }.map(\.source)
-        let overlay = SettingsOverlay(
-            schemaSources: fileSettings.schemas + registered, lockdownSources: fileSettings.lockdown,
-            problems: fileSettings.problems)
-        replaceSettings(overlay, quietly: quietly)
+        replaceSettings(settingsService.compile(), quietly: quietly)
     }
 
     /// Applies `new`: every key whose shown value, default flag or lock changed gets a change event with a version of
@@ -72,7 +65,7 @@ extension BeaconBus {
             let after = new.effective(stored: stored, rule: new.rule(for: name))
             guard !Self.sameShown(before, after) else { continue }
             let version = table.nextSettingsVersion()
-            overlayVersions[name] = version
+            settingsService.changeVersions[name] = version
             fanOut.append(
                 ChangeEvent(
                     key: PropertyTable.trustedKey(name), value: after.value, old: before.value, version: version,
@@ -100,11 +93,9 @@ extension BeaconBus {
     /// deletions: beyond it the oldest go, and replays from before the newest of those resync. (Keys registered by
     /// clients that come and go would otherwise leave one entry each, for ever.)
     private func pruneOverlayVersions() {
-        let limit = table.historyLimit
-        guard overlayVersions.count > limit + max(1, limit / 10) else { return }
-        let oldest = overlayVersions.sorted { $0.value < $1.value }.prefix(overlayVersions.count - limit)
-        for (name, _) in oldest { overlayVersions[name] = nil }
-        if let floor = oldest.last?.value { table.raiseHistoryFloor(to: floor) }
+        if let floor = settingsService.pruneChangeVersions(limit: table.historyLimit) {
+            table.raiseHistoryFloor(to: floor)
+        }
     }
 
     /// Whether two effective states look the same to a client: value, default flag and whether locked.
@@ -200,7 +191,7 @@ extension BeaconBus {
     func throughSettings(
         _ events: [ChangeEvent], since: Int64?, matching matches: (PropertyKey) -> Bool
     ) throws(VarlinkError) -> [ChangeEvent] {
-        guard hasSettings || !overlayVersions.isEmpty else { return events }
+        guard hasSettings || !settingsService.changeVersions.isEmpty else { return events }
         var result: [ChangeEvent] = []
         result.reserveCapacity(events.count)
         var seen: [String: Int] = [:]
@@ -209,7 +200,9 @@ extension BeaconBus {
             let rule = settings.rule(for: name)
             let shown = settings.effective(stored: event.value, rule: rule)
             var (version, origin) = shownChange(name, version: event.version, origin: event.origin, shown: shown)
-            if let since, let changed = overlayVersions[name], changed > since { version = max(version, changed) }
+            if let since, let changed = settingsService.changeVersions[name], changed > since {
+                version = max(version, changed)
+            }
             seen[name] = result.count
             result.append(
                 ChangeEvent(
@@ -218,7 +211,7 @@ extension BeaconBus {
         }
         var extra: [String] = []
         if let since {
-            extra = overlayVersions.compactMap { $0.value > since ? $0.key : nil }
+            extra = settingsService.changeVersions.compactMap { $0.value > since ? $0.key : nil }
         } else {
             extra = settings.keysWithValues
         }
@@ -232,7 +225,7 @@ extension BeaconBus {
             // A since replay tells of a key whose default went away as a deletion; a snapshot leaves it out.
             if shown.value == nil && since == nil { continue }
             // In a snapshot, as in Get, a key without a stored value has version 0; a replay tells of the change.
-            let version = since == nil ? 0 : overlayVersions[name] ?? 0
+            let version = since == nil ? 0 : settingsService.changeVersions[name] ?? 0
             result.append(
                 ChangeEvent(
                     key: key, value: shown.value, old: nil, version: version, origin: .daemon, flags: shown.flags))
@@ -254,7 +247,7 @@ extension BeaconBus {
         guard shown.isDefault || (shown.lock >= 0 && settings.locks[Int(shown.lock)].forcedValue != nil) else {
             return (version, origin)
         }
-        return (max(version, overlayVersions[name] ?? 0), .daemon)
+        return (max(version, settingsService.changeVersions[name] ?? 0), .daemon)
     }
 
     /// Encodes the `Property` of a stored key as clients see it.

@@ -92,9 +92,7 @@ extension BeaconBus {
         guard file.problems.isEmpty else { throw BusError.invalidSchema(file.problems.map(\.problem)) }
         let id = client.connection.id
         let command = client.origin.command.map { " (\($0))" } ?? ""
-        let order = registrations[id]?.order ?? registrationCount
-        registrationCount += 1
-        registrations[id] = (order, .init(name: "client \(id)\(command)", fromFile: false, file: file))
+        settingsService.register(file, of: id, command: command)
         rebuildSettings()
         client.connection.reply(["keys": .int(Int64(file.entries.count))])
     }
@@ -159,7 +157,7 @@ extension BeaconBus {
             "lockdownFiles": .int(Int64(settings.lockdownSources.count)),
             "schemaKeys": .int(Int64(settings.schemas.count)),
             "locks": .int(Int64(settings.locks.count)),
-            "registrations": .int(Int64(registrations.count)),
+            "registrations": .int(Int64(settingsService.registrations.count)),
             "problems": .array(problemsJSON()),
         ])
     }

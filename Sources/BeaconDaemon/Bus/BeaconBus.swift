@@ -16,74 +16,63 @@ import VarlinkServer
 package final class BeaconBus: VarlinkService {
     static let reservedPrefixes: [String] = ["lifecycle", "session", "system", "desktop", "daemon"]
 
-    package let interfaceDescriptions: [(name: String, description: String)] = BeaconInterfaces.all
+    package var interfaceDescriptions: [(name: String, description: String)] { BeaconInterfaces.all }
 
+    // The services: each owns its state; the bus owns the transaction (collect the tick's changes, commit, then fan
+    // out) and the clients.
+    /// The store's writes of the tick, and the version marker beside the store.
     let writer: StoreWriter
-    /// The ceiling and highest stored version, kept beside the store; `nil` when there is none.
-    let marker: VersionMarker?
+    /// The properties and their versions.
     let table: PropertyTable
+    /// Subscriptions and the delivery of the tick's events.
     let fanOut: FanOut
+    /// Schemas, defaults and locks.
+    let settingsService = SettingsService()
+    /// Subtrees whose writes a client decides (io.beacon.Providers).
+    let providers = ProviderRegistry()
+    /// The lifecycle bridge's state, the sleep participants and the declarative bridge's transforms.
+    var lifecycle = LifecycleBusState()
+    /// What `Status` reports: the start, the store's health, the service manager's status line.
+    let daemonStatus = DaemonStatus()
+
     let logger: Logger
     @exclusivity(unchecked) var limits: DaemonLimits
-    let startedUsec: Int64
     private(set) var server: VarlinkServerContext?
+    var clients: [Int: BusClient] = [:]
+    /// The end of the current tick: streams begun in it, and whether the server was asked for it. Read by every
+    /// Set (``requestEndOfTick()``); used on the event loop only, and no access spans a call that could reach it.
+    @exclusivity(unchecked) private var tick = TickState()
+
+    struct TickState {
+        /// Clients that began a stream in this tick: a failed commit ends their streams again.
+        var streams: [BusClient] = []
+        /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
+        var endRequested = false
+    }
+
     /// The address clients reach the bus at.
     var address: String { server?.address ?? "" }
-    /// The lifecycle bridge's state and the sleep participants.
-    var lifecycle = LifecycleBusState()
-
-    var clients: [Int: BusClient] = [:]
-    /// The last commit failed, since when and why: reported by `Status` until a commit succeeds.
-    private(set) var storeFailure: (sinceUsec: Int64, reason: String)?
-    /// What the integrity check after the start found wrong with the store, and when.
-    var storeDamage: (sinceUsec: Int64, reason: String)?
-    /// Clients that began a stream in this tick: a failed commit ends their streams again.
-    private var tickStreams: [BusClient] = []
+    /// The version marker beside the store.
+    var marker: VersionMarker? { writer.marker }
+    var startedUsec: Int64 { daemonStatus.startedUsec }
     /// Told the status line for the service manager when it changes (``reportStatusIfChanged()``); set by the
     /// daemon when a service manager listens.
     package var statusReporter: ((String) -> Void)? {
-        didSet { reportStatusIfChanged() }
-    }
-    struct StatusCounts: Equatable {
-        var clients = -1
-        var subscriptions = -1
-        var properties = -1
-    }
-    var reportedStatusCounts = StatusCounts()
-    var statusReportScheduled = false
-    /// Where schemas and lockdown files are read from; `nil` when the bus has none (in-process tests).
-    var settingsPaths: SettingsPaths?
-    /// What the schema and lockdown files said when last read.
-    var fileSettings = SettingsLoader.Result()
-    /// Schemas registered by clients, by connection, each with the order of its registration.
-    var registrations: [Int: (order: Int, source: SettingsOverlay.SchemaSource)] = [:]
-    var registrationCount = 0
-    /// The schemas and locks in force.
-    var settings = SettingsOverlay.empty {
-        didSet {
-            hasSettings = !settings.isEmpty
-            settingsEpoch = settings.epoch
+        get { daemonStatus.reporter }
+        set {
+            daemonStatus.reporter = newValue
+            reportStatusIfChanged()
         }
     }
+    /// The schemas and locks in force.
+    var settings: SettingsOverlay {
+        get { settingsService.overlay }
+        set { settingsService.overlay = newValue }
+    }
     /// ``settings``' epoch, read by every Set of a key with a cached rule.
-    @exclusivity(unchecked) private(set) var settingsEpoch: UInt32 = SettingsOverlay.empty.epoch
+    var settingsEpoch: UInt32 { settingsService.epoch }
     /// Whether any schema or lock is in force: what the hot paths check, without touching ``settings``.
-    @exclusivity(unchecked) private(set) var hasSettings = false
-    /// What the daemon makes of the declarative bridge's values, by target (``BridgeTransform``).
-    var bridgeTransforms: [DBusMapping.Target: BridgeTransform] = [:]
-    /// The timers that return a quiet bridged property to its `quietValue`, by key; armed only after a signal.
-    var bridgeQuietTimers: [String: Scheduled<Void>] = [:]
-    /// The version of the last change of each key that the settings made, for `since` replays.
-    var overlayVersions: [String: Int64] = [:]
-    /// Subtrees whose writes a client decides (io.beacon.Providers).
-    let providers = ProviderRegistry()
-    /// Whether a subtree was ever provided (it stays claimed, orphaned, when its provider goes): what every Set
-    /// and Unset checks, a stored flag rather than the registry's dictionaries.
-    @exclusivity(unchecked) var hasProviders = false
-    /// Whether some provided subtree has no working provider, so that Get marks its values as possibly stale.
-    @exclusivity(unchecked) var hasUnavailableProviders = false
-    /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
-    @exclusivity(unchecked) private var endOfTickRequested = false
+    var hasSettings: Bool { settingsService.hasSettings }
 
     /// Opens the bus on the contents of `storage`, with the `marker` kept beside it. Runs on the event loop.
     init(
@@ -94,13 +83,11 @@ package final class BeaconBus: VarlinkService {
         settings settingsPaths: SettingsPaths? = nil,
         logger: Logger
     ) throws {
-        self.writer = StoreWriter(storage: storage)
-        self.marker = marker
+        self.writer = StoreWriter(storage: storage, marker: marker)
         self.table = PropertyTable(writer: writer, historyLimit: historyLimit)
         self.fanOut = FanOut(limits: limits, logger: logger)
         self.limits = limits
         self.logger = logger
-        self.startedUsec = WallClock.nowUsec()
         let recorded = marker?.read()
         let contents = try storage.load()
         var stored = try table.load(contents, now: startedUsec) { table, key, reason in
@@ -134,10 +121,8 @@ package final class BeaconBus: VarlinkService {
             logger.info("no version marker yet; starting one", metadata: ["marker": "\(marker.path)"])
         }
         if let settingsPaths {
-            self.settingsPaths = settingsPaths
-            fileSettings = SettingsLoader(
-                paths: settingsPaths, keyLimits: limits.keyLimits, maxValueSize: limits.maxValueSize
-            ).load()
+            settingsService.paths = settingsPaths
+            _ = settingsService.readFiles(limits: limits)
             rebuildSettings(quietly: true)
         }
         // What the files say may have changed while the daemon was stopped: replays from before now resync.
@@ -202,8 +187,8 @@ package final class BeaconBus: VarlinkService {
         clients.removeValue(forKey: connection.id)
         endStream(of: client)
         deleteEphemeral(of: connection.id, origin: client.origin)
-        if hasProviders { providerConnectionClosed(client) }
-        if registrations.removeValue(forKey: connection.id) != nil { rebuildSettings() }
+        if providers.hasClaims { providerConnectionClosed(client) }
+        if settingsService.unregister(connection.id) { rebuildSettings() }
         reportStatusIfChanged()
     }
 
@@ -237,7 +222,7 @@ package final class BeaconBus: VarlinkService {
     package var batchesAtEndOfTick: Bool { writer.hasPending || fanOut.hasEvents }
 
     package func tickEnded() {
-        endOfTickRequested = false
+        tick.endRequested = false
         commitAndPublish()
         // Checked here too: the end of every tick passes this way.
         if statusReporter != nil { reportStatusIfChanged() }
@@ -260,14 +245,14 @@ package final class BeaconBus: VarlinkService {
 
     /// Has ``tickEnded()`` run at the end of this tick; asks the server once per tick.
     func requestEndOfTick() {
-        guard !endOfTickRequested else { return }
-        endOfTickRequested = true
+        guard !tick.endRequested else { return }
+        tick.endRequested = true
         server?.scheduleEndOfTick()
     }
 
     /// A client began a Watch, Observe or HoldSleep in this tick.
     func streamBegan(_ client: BusClient) {
-        tickStreams.append(client)
+        tick.streams.append(client)
         requestEndOfTick()
     }
 
@@ -276,7 +261,7 @@ package final class BeaconBus: VarlinkService {
     /// the same tick.
     private func commitAndPublish() {
         // A tick of reads only (a Get, say) has nothing to commit or deliver.
-        guard writer.hasPending || fanOut.hasEvents || !tickStreams.isEmpty || table.hasUncommittedChanges else {
+        guard writer.hasPending || fanOut.hasEvents || !tick.streams.isEmpty || table.hasUncommittedChanges else {
             return
         }
         for _ in 0..<8 {
@@ -288,14 +273,14 @@ package final class BeaconBus: VarlinkService {
                 return
             }
             if writes { recordMarker() }
-            if writes, let failure = storeFailure {
-                storeFailure = nil
+            if writes, let failure = daemonStatus.storeFailure {
+                daemonStatus.storeFailure = nil
                 logger.notice(
                     "the store takes writes again",
                     metadata: ["failingSinceUsec": "\(failure.sinceUsec)", "lastError": "\(failure.reason)"])
             }
             table.committed()
-            if !tickStreams.isEmpty { tickStreams.removeAll(keepingCapacity: true) }
+            if !tick.streams.isEmpty { tick.streams.removeAll(keepingCapacity: true) }
             guard fanOut.hasEvents else { return }
             fanOut.publish()
         }
@@ -306,19 +291,19 @@ package final class BeaconBus: VarlinkService {
     /// an error instead.
     private func undoTick(_ error: any Error) {
         // Logged when the store starts failing and when it recovers, not at every failed tick.
-        if storeFailure == nil {
+        if daemonStatus.storeFailure == nil {
             logger.error(
                 "store commit failed; writes fail until it succeeds again: \(error)",
                 metadata: ["operations": "\(writer.pending.count)"])
         }
-        storeFailure = (storeFailure?.sinceUsec ?? WallClock.nowUsec(), "\(error)")
+        daemonStatus.storeFailure = (daemonStatus.storeFailure?.sinceUsec ?? WallClock.nowUsec(), "\(error)")
         table.rollBack()
         fanOut.discardTick()
         let failure = BusError.storeFailed("\(error)")
-        for client in tickStreams {
+        for client in tick.streams {
             endStream(of: client)
         }
-        tickStreams.removeAll()
+        tick.streams.removeAll()
         if let server {
             for connection in server.tick.queuedConnections {
                 connection.failCallsOfThisTick(with: failure)

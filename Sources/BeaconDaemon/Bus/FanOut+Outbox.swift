@@ -7,7 +7,7 @@ extension FanOut {
     @inline(__always)
     func isSuspended(_ subscription: Subscription) -> Bool {
         subscription.policy != .deliverImmediately
-            && (subscription.client.suspensions > 0 || (subscription.followsSession && !sessionActive))
+            && (subscription.client.suspensions > 0 || (subscription.followsSession && !session.active))
     }
 
     /// Where the bytes kept for `subscription` are charged.
@@ -25,11 +25,11 @@ extension FanOut {
         switch subscription.kind {
         case .watch:
             for index in subscription.selection where verdict == .kept {
-                verdict = policy.keep(publishingChanges[Int(index)], in: &subscription.outbox, account: account)
+                verdict = policy.keep(publishing.changes[Int(index)], in: &subscription.outbox, account: account)
             }
         case .observe:
             let hasImmediate =
-                suspended && subscription.selection.contains { publishingNotifications[Int($0)].immediate }
+                suspended && subscription.selection.contains { publishing.notifications[Int($0)].immediate }
             // Counting needs no copy of anything.
             if !policy.keepsNotifications && !hasImmediate {
                 verdict = policy.passOver(subscription.selection.count, in: &subscription.outbox)
@@ -40,15 +40,15 @@ extension FanOut {
             if policy.coalescesNotifications && subscription.selection.count > 1 && !hasImmediate {
                 var seen = Set<String>()
                 for index in subscription.selection.reversed()
-                where !seen.insert(identity(of: publishingNotifications[Int(index)])).inserted {
+                where !seen.insert(identity(of: publishing.notifications[Int(index)])).inserted {
                     skipped.insert(index)
                 }
             }
             var immediate: [Outbox.Notification] = []
             var overflow = 0
-            publishingNotificationBytes.withUnsafeBufferPointer { bytes in
+            publishing.notificationBytes.withUnsafeBufferPointer { bytes in
                 for index in subscription.selection where verdict == .kept && !skipped.contains(index) {
-                    let event = publishingNotifications[Int(index)]
+                    let event = publishing.notifications[Int(index)]
                     if hasImmediate && event.immediate {
                         let kept = subscription.outbox.takeNotifications(account: account)
                         immediate.append(contentsOf: kept.notifications)
@@ -81,7 +81,7 @@ extension FanOut {
 
     /// What coalescing tells notifications apart by: the name, and the object when there is one.
     private func identity(of event: NotificationEvent) -> String {
-        event.object >= 0 ? event.name.rawValue + "\u{0}" + publishingObjects[Int(event.object)] : event.name.rawValue
+        event.object >= 0 ? event.name.rawValue + "\u{0}" + publishing.objects[Int(event.object)] : event.name.rawValue
     }
 
     /// Closes the connection of a subscriber whose policy gave up on it.
@@ -164,21 +164,24 @@ extension FanOut {
 
     /// The session became active or inactive: subscriptions that follow it are suspended or resumed.
     func sessionActivityChanged(_ active: Bool) {
-        guard active != sessionActive else { return }
-        sessionActive = active
+        guard active != session.active else { return }
+        session.active = active
         guard active else { return }
-        for subscription in sessionFollowers.values.sorted(by: { $0.client.connection.id < $1.client.connection.id }) {
+        for subscription in session.subscriptions.values.sorted(by: {
+            $0.client.connection.id < $1.client.connection.id
+        }) {
             resumeDelivery(of: subscription)
         }
     }
 
     /// Delivers the tick's `deliverImmediately` notifications to the parked observers they reach.
     func deliverImmediateToParked() {
-        for (subscription, positions) in parked.immediateDeliveries(publishingNotifications, objects: publishingObjects)
+        for (subscription, positions) in parked.immediateDeliveries(
+            publishing.notifications, objects: publishing.objects)
         where !subscription.client.connection.isClosed {
             let notifications = positions.map { position -> Outbox.Notification in
-                let event = publishingNotifications[Int(position)]
-                return (event.sequence, Array(publishingNotificationBytes[event.start..<event.end]))
+                let event = publishing.notifications[Int(position)]
+                return (event.sequence, Array(publishing.notificationBytes[event.start..<event.end]))
             }
             sendNotifications(notifications, to: subscription)
         }

@@ -12,46 +12,41 @@ final class FanOut {
         didSet { whenSlow = limits.slowSubscriber.outboxPolicy }
     }
     let logger: Logger
-    let watchIndex = PatternIndex<Subscription>()
-    let observeIndex = PatternIndex<Subscription>()
-    /// Suspended `drop` subscriptions, out of the indices above.
-    let parked = ParkedSubscriptions()
+    /// Who is subscribed to what.
+    let subscribers = SubscriberIndex()
     /// What becomes of the events of a subscriber that reads too slowly (``DaemonLimits/slowSubscriber``).
     private(set) var whenSlow: any OutboxPolicy
-    private(set) var subscriptionCount = 0
     /// The number of the last notification posted.
     private(set) var sequence: Int64 = 0
 
-    // The current tick. Written on every Set or Post; used on the event loop only, and no access spans a call
-    // that could reach it again.
-    @exclusivity(unchecked) private var tickChanges: [ChangeEvent] = []
-    private var tickNotifications: [NotificationEvent] = []
-    /// The object strings of the tick's notifications (``NotificationEvent/object``).
-    private var tickObjects: [String] = []
-    var publishingObjects: [String] = []
-    /// The JSON of the tick's notifications, one after the other. A post takes the bytes out while it appends
-    /// one (one access to the property), then gives them back.
-    var tickNotificationBytes: [UInt8] = []
-    /// The sequence before the tick's first notification.
-    private var tickStartSequence: Int64?
+    /// The current tick's events. Written on every Set or Post; used on the event loop only, and no access spans a
+    /// call that could reach it again. A post takes the notification bytes out while it appends one (one access to
+    /// the property), then gives them back.
+    @exclusivity(unchecked) var tick = EventBatch()
     /// The events being delivered by ``publish()``.
-    var publishingChanges: [ChangeEvent] = []
-    var publishingNotifications: [NotificationEvent] = []
-    var publishingNotificationBytes: [UInt8] = []
+    private(set) var publishing = EventBatch()
     private var tickNumber = 0
-    /// Whether a notification of the tick, or of the one being published, was posted with `deliverImmediately`.
-    private var tickHasImmediate = false
-    private var hasImmediate = false
     /// Where ``publish()`` encodes a selection before copying it into its shared buffer: kept from tick to tick (up
     /// to 1 MiB), so that a burst's batches are not grown again by doubling at every tick.
     private var scratch: [UInt8] = []
     /// The memory held for each uid (``DaemonLimits/maxBytesPerUid``), which the events kept for its suspended
     /// subscriptions count against; `nil` before the server attaches (in-process tests without one).
     var budget: VarlinkUidBudget?
-    /// Whether the session is active, as the lifecycle bridge last said (active until it says otherwise).
-    var sessionActive = true
-    /// The subscriptions suspended while the session is not active.
-    var sessionFollowers: [ObjectIdentifier: Subscription] = [:]
+    /// The subscriptions suspended while the session is not active, and whether it is.
+    var session = SessionFollowers()
+
+    /// Whether the session is active, as the lifecycle bridge last said (active until it says otherwise), and the
+    /// subscriptions suspended while it is not.
+    struct SessionFollowers {
+        var active = true
+        var subscriptions: [ObjectIdentifier: Subscription] = [:]
+    }
+
+    var watchIndex: PatternIndex<Subscription> { subscribers.watch }
+    var observeIndex: PatternIndex<Subscription> { subscribers.observe }
+    /// Suspended `drop` subscriptions, out of the indices above.
+    var parked: ParkedSubscriptions { subscribers.parked }
+    var subscriptionCount: Int { subscribers.count }
 
     init(limits: DaemonLimits, logger: Logger) {
         self.limits = limits
@@ -60,14 +55,14 @@ final class FanOut {
     }
 
     /// Whether the tick has events to deliver.
-    var hasEvents: Bool { !tickChanges.isEmpty || !tickNotifications.isEmpty }
+    var hasEvents: Bool { !tick.changes.isEmpty || !tick.notifications.isEmpty }
 
     // MARK: Subscriptions
 
     func add(_ subscription: Subscription) {
         insert(subscription)
-        subscriptionCount += 1
-        if subscription.followsSession { sessionFollowers[ObjectIdentifier(subscription)] = subscription }
+        subscribers.count += 1
+        if subscription.followsSession { session.subscriptions[ObjectIdentifier(subscription)] = subscription }
     }
 
     /// Ends `subscription`: out of the selection, and what its outbox kept given back.
@@ -78,8 +73,8 @@ final class FanOut {
             removeFromIndex(subscription)
         }
         subscription.outbox.discard(account: account(of: subscription))
-        subscriptionCount -= 1
-        if subscription.followsSession { sessionFollowers[ObjectIdentifier(subscription)] = nil }
+        subscribers.count -= 1
+        if subscription.followsSession { session.subscriptions[ObjectIdentifier(subscription)] = nil }
     }
 
     /// Puts `subscription` into the selection.
@@ -101,26 +96,26 @@ final class FanOut {
     // MARK: Events of the tick
 
     func append(_ change: consuming ChangeEvent) {
-        tickChanges.append(change)
+        tick.changes.append(change)
     }
 
     /// Posts the notification begun at `start` of `bytes`, the tick's notification bytes taken out of
-    /// ``tickNotificationBytes`` (see ``NotificationEvent/begin(_:into:)``), from the origin whose JSON is
+    /// ``EventBatch/notificationBytes`` of ``tick`` (see ``NotificationEvent/begin(_:into:)``), from the origin whose JSON is
     /// `origin`; returns its sequence number.
     func post(
         _ name: PropertyKey, begun start: Int, in bytes: inout [UInt8], origin: [UInt8], object: String? = nil,
         immediate: Bool = false
     ) -> Int64 {
-        if tickStartSequence == nil { tickStartSequence = sequence }
+        if tick.startSequence == nil { tick.startSequence = sequence }
         sequence += 1
         NotificationEvent.end(sequence: sequence, origin: origin, into: &bytes)
         var objectIndex: Int32 = -1
         if let object {
-            objectIndex = Int32(tickObjects.count)
-            tickObjects.append(object)
+            objectIndex = Int32(tick.objects.count)
+            tick.objects.append(object)
         }
-        if immediate { tickHasImmediate = true }
-        tickNotifications.append(
+        if immediate { tick.hasImmediate = true }
+        tick.notifications.append(
             NotificationEvent(
                 name: name, sequence: sequence, start: start, end: bytes.count, object: objectIndex,
                 immediate: immediate))
@@ -130,47 +125,31 @@ final class FanOut {
     /// The tick's changes never happened (their commit failed): nothing of the tick is delivered, and the
     /// notification sequence is as before it.
     func discardTick() {
-        tickChanges.removeAll(keepingCapacity: true)
-        tickNotifications.removeAll(keepingCapacity: true)
-        tickNotificationBytes.removeAll(keepingCapacity: true)
-        tickObjects.removeAll()
-        tickHasImmediate = false
-        if let start = tickStartSequence { sequence = start }
-        tickStartSequence = nil
+        if let start = tick.startSequence { sequence = start }
+        tick.empty()
     }
 
     // MARK: Delivery
 
     /// Delivers the tick's events to their subscribers.
     func publish() {
-        tickStartSequence = nil
         tickNumber &+= 1
         let tick = tickNumber
-        swap(&publishingChanges, &tickChanges)
-        swap(&publishingNotifications, &tickNotifications)
-        swap(&publishingNotificationBytes, &tickNotificationBytes)
-        swap(&hasImmediate, &tickHasImmediate)
-        if !tickObjects.isEmpty { swap(&publishingObjects, &tickObjects) }
-        defer {
-            if !publishingObjects.isEmpty { publishingObjects.removeAll() }
-            publishingChanges.removeAll(keepingCapacity: true)
-            publishingNotifications.removeAll(keepingCapacity: true)
-            publishingNotificationBytes.removeAll(keepingCapacity: publishingNotificationBytes.capacity <= 1 << 20)
-        }
+        swap(&publishing, &self.tick)
+        defer { publishing.empty() }
         var touched: [Subscription] = []
         var matched: [Subscription] = []
-        select(publishingChanges, from: watchIndex, tick: tick, touched: &touched, matched: &matched) {
+        select(publishing.changes, from: watchIndex, tick: tick, touched: &touched, matched: &matched) {
             ($0.key, $0.version)
         }
-        select(publishingNotifications, from: observeIndex, tick: tick, touched: &touched, matched: &matched) {
+        select(publishing.notifications, from: observeIndex, tick: tick, touched: &touched, matched: &matched) {
             ($0.name, $0.sequence)
         }
         if parked.count > 0 {
-            parked.count(publishingChanges, tick: tick)
-            parked.count(publishingNotifications, objects: publishingObjects, tick: tick)
-            if hasImmediate { deliverImmediateToParked() }
+            parked.count(publishing.changes, tick: tick)
+            parked.count(publishing.notifications, objects: publishing.objects, tick: tick)
+            if publishing.hasImmediate { deliverImmediateToParked() }
         }
-        hasImmediate = false
         var encoded: [SelectionKey: ByteBuffer] = [:]
         var scratch: [UInt8] = []
         swap(&scratch, &self.scratch)
@@ -221,8 +200,8 @@ final class FanOut {
         guard !connection.isClosed else { return }
         if let object = subscription.object {
             subscription.selection.removeAll { position in
-                let index = publishingNotifications[Int(position)].object
-                return index < 0 || publishingObjects[Int(index)] != object
+                let index = publishing.notifications[Int(position)].object
+                return index < 0 || publishing.objects[Int(index)] != object
             }
             if subscription.selection.isEmpty { return }
         }
@@ -246,7 +225,7 @@ final class FanOut {
         // A selection of every event of its kind, the common case, is keyed without its indices.
         let all =
             subscription.selection.count
-            == (subscription.kind.isWatch ? publishingChanges.count : publishingNotifications.count)
+            == (subscription.kind.isWatch ? publishing.changes.count : publishing.notifications.count)
         let key = SelectionKey(kind: subscription.kind, indices: all ? [] : subscription.selection)
         if let shared = encoded[key] {
             connection.send(shared: shared)
@@ -266,19 +245,19 @@ final class FanOut {
         case .watch(let old, let origin):
             StreamReply.changes(
                 selection,
-                of: publishingChanges,
+                of: publishing.changes,
                 includingOld: old,
                 includingOrigin: origin,
-                version: selection.last.map { publishingChanges[Int($0)].version } ?? 0,
+                version: selection.last.map { publishing.changes[Int($0)].version } ?? 0,
                 overflow: overflow,
                 into: &buffer
             )
         case .observe:
             StreamReply.notifications(
                 selection,
-                of: publishingNotifications,
-                in: publishingNotificationBytes,
-                sequence: selection.last.map { publishingNotifications[Int($0)].sequence } ?? sequence,
+                of: publishing.notifications,
+                in: publishing.notificationBytes,
+                sequence: selection.last.map { publishing.notifications[Int($0)].sequence } ?? sequence,
                 overflow: overflow,
                 into: &buffer
             )
@@ -291,4 +270,37 @@ extension Subscription.Kind {
         if case .watch = self { return true }
         return false
     }
+}
+
+/// The events of one tick: changes, notifications with their JSON one after the other and the object strings they
+/// name (``NotificationEvent/object``).
+struct EventBatch {
+    var changes: [ChangeEvent] = []
+    var notifications: [NotificationEvent] = []
+    var notificationBytes: [UInt8] = []
+    var objects: [String] = []
+    /// Whether a notification was posted with `deliverImmediately`.
+    var hasImmediate = false
+    /// The sequence before the first notification.
+    var startSequence: Int64?
+
+    /// Empties the batch, keeping the arrays' storage (the notification bytes' up to 1 MiB).
+    mutating func empty() {
+        changes.removeAll(keepingCapacity: true)
+        notifications.removeAll(keepingCapacity: true)
+        notificationBytes.removeAll(keepingCapacity: notificationBytes.capacity <= 1 << 20)
+        if !objects.isEmpty { objects.removeAll() }
+        hasImmediate = false
+        startSequence = nil
+    }
+}
+
+/// Who is subscribed to what: the pattern indices of the running Watch and Observe calls, and the suspended `drop`
+/// subscriptions taken out of them (``ParkedSubscriptions``).
+final class SubscriberIndex {
+    let watch = PatternIndex<Subscription>()
+    let observe = PatternIndex<Subscription>()
+    let parked = ParkedSubscriptions()
+    /// Every subscription, parked or not.
+    var count = 0
 }

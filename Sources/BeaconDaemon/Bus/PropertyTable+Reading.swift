@@ -2,6 +2,19 @@ import BeaconProtocol
 import VarlinkServer
 
 extension PropertyTable {
+    /// Why a stored row of `key` at `version` cannot be the bus's; `nil` when it can.
+    static func invalidity(of key: String, version: Int64) -> String? {
+        guard version > 0 else { return "version \(version) is below 1" }
+        // Keys are ASCII: a non-ASCII name could equal a stored key by canonical equivalence.
+        guard key.utf8.allSatisfy({ $0 < 0x80 }) else { return "not a valid key: not ASCII" }
+        do {
+            _ = try PropertyKey(key, limits: KeyLimits(maxLength: Int.max, maxDepth: Int.max))
+            return nil
+        } catch {
+            return "not a valid key: \(error.reason)"
+        }
+    }
+
     // MARK: Reading
 
     /// A key of the table: every one was validated when it was set, or when it was read from the store.

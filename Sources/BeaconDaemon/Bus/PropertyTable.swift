@@ -11,68 +11,6 @@ import BeaconProtocol
 /// ``changes(since:matching:)``, ``snapshot(matching:)``) ask the store for its rows in order, and take the state of
 /// a key changed in this tick, or ephemeral, from memory: the store has it only once the tick commits.
 final class PropertyTable {
-    struct Entry {
-        var value: [UInt8]
-        var version: Int64
-        var modifiedUsec: Int64
-        var origin: Origin
-        /// The connection that owns the property when it is ephemeral.
-        var ephemeralOwner: Int?
-        /// Whether the store knows the key as ephemeral.
-        var markedEphemeral: Bool
-        /// The position of the pending upsert that writes this entry's row (see ``StoreWriter/recordUpsert``); it
-        /// is pending while not below ``StoreWriter/settledCount``.
-        var upsertPosition = -1
-        /// The reply to a Get of this entry, encoded by the first Get when short (``cachedGetReplyLimit``). Every
-        /// change of the entry clears it, so it cannot describe an older state.
-        var getReply: [UInt8]?
-        /// The settings rules of this key, valid while ``ruleEpoch`` is the overlay's epoch (0: not looked up).
-        var ruleEpoch: UInt32 = 0
-        var rule = SettingsOverlay.Rule.none
-
-        /// The cached settings rule when it was looked up under the overlay of `epoch`. Mutating, like
-        /// ``holds(_:ownedBy:)``, to be reached in place.
-        mutating func cachedRule(epoch: UInt32) -> SettingsOverlay.Rule? { ruleEpoch == epoch ? rule : nil }
-
-        /// The cached reply to a Get. Mutating, like ``holds(_:ownedBy:)``, to be reached in place: a read through
-        /// the dictionary's values would copy the whole entry out.
-        mutating func cachedGetReply() -> [UInt8]? {
-            getReply
-        }
-
-        /// Whether the entry holds `value` (the same compact text) with `owner` as its ephemeral owner. Mutating
-        /// only so that a call through the table's dictionary reaches the entry in place instead of copying it out.
-        mutating func holds(_ value: [UInt8], ownedBy owner: Int?) -> Bool {
-            ephemeralOwner == owner && BeaconBus.sameValue(self.value, value)
-        }
-
-        /// Gives the entry a new value, version, time and origin (and no cached Get reply), keeping its owner, its
-        /// store bookkeeping and its cached rule; returns the entry as it was. The previous state is moved out
-        /// whole: copying it for the undo record, then overwriting its fields, cost every Set a dozen reference
-        /// count operations.
-        mutating func replace(value: [UInt8], version: Int64, modifiedUsec: Int64, origin: Origin) -> Entry {
-            var next = Entry(
-                value: value, version: version, modifiedUsec: modifiedUsec, origin: origin,
-                ephemeralOwner: ephemeralOwner, markedEphemeral: markedEphemeral, upsertPosition: upsertPosition,
-                getReply: nil, ruleEpoch: ruleEpoch, rule: rule)
-            swap(&self, &next)
-            return next
-        }
-    }
-
-    struct Tombstone {
-        var version: Int64
-        var modifiedUsec: Int64
-        var origin: Origin
-    }
-
-    /// The state of one key before the first change not yet committed.
-    struct Undo {
-        var name: String
-        var entry: Entry?
-        var tombstone: Tombstone?
-    }
-
     /// The longest Get reply kept with its entry, in bytes.
     static let cachedGetReplyLimit = 2048
     /// Past this many entries in memory, a commit lets go of those the store holds as they are.
@@ -81,17 +19,16 @@ final class PropertyTable {
     static let versionBlock: Int64 = 100_000
 
     let writer: StoreWriter
-    var historyLimit: Int
-    /// Told of each stored row the bus could not have written (the table, the key, why), once per row.
-    private var reportSkipped: (_ table: String, _ key: String, _ reason: String) -> Void = { _, _, _ in }
-    private var reportedRows: Set<String> = []
+    /// How many deletions and settings changes are kept for `since` replays, and the floor below which replays
+    /// resync.
+    var history: History
+    /// Told of each stored row the bus could not have written, once per row.
+    private var skipped = SkippedRows()
 
     // Written on every Set. Like the whole bus they are used on the event loop only, and no access to them spans a
     // call that could reach them again, so the runtime's exclusivity checks would never find a conflict.
     @exclusivity(unchecked) var entries: [String: Entry] = [:]
     @exclusivity(unchecked) var tombstones: [String: Tombstone] = [:]
-    /// Versions up to this one may have been seen by clients without surviving; replays from before it resync.
-    private(set) var historyFloor: Int64 = 0
     @exclusivity(unchecked) private(set) var version: Int64 = 0
     /// No version above this one is handed out before the store knows the new ceiling.
     @exclusivity(unchecked) private(set) var versionCeiling: Int64 = 0
@@ -99,26 +36,19 @@ final class PropertyTable {
     private(set) var ephemeralKeys: [Int: Set<String>] = [:]
 
     @exclusivity(unchecked) private(set) var undo: [Undo] = []
+    /// What else the changes not yet committed changed (``Uncommitted``).
+    @exclusivity(unchecked) private(set) var uncommitted = Uncommitted()
     /// The keys set since the start, with the version of each Set, in version order: a `since` replay from
     /// ``recentFloor`` on reads these keys instead of every stored row. Up to twice ``recentLimit``; the oldest
     /// half goes at a commit past that, raising the floor.
     @exclusivity(unchecked) private(set) var recent: [(version: Int64, name: String)] = []
-    /// Every stored row changed after this version was set since the start, and is in ``recent``.
-    private(set) var recentFloor: Int64 = 0
-    /// The version the counter had when the store was loaded, and whether the Sets the last clean stop kept were
-    /// looked at (``mergeSavedRecent()``).
-    private var loadedVersion: Int64 = 0
-    private var savedRecentMerged = false
+    /// What ``recent`` covers, and the Sets the last clean stop kept (``RecentBounds``).
+    private(set) var recentBounds = RecentBounds()
     static let recentLimit = 1 << 16
-    /// Keys deleted since the last commit whose tombstone was already let go (``pruneHistoryIfNeeded()``): the store
-    /// still has their rows until the commit.
-    private(set) var deletedBeforeCommit: Set<String> = []
-    /// The counters before the first change not yet committed.
-    private var undoCounters: (version: Int64, ceiling: Int64, floor: Int64, stored: Int)?
 
     init(writer: StoreWriter, historyLimit: Int) {
         self.writer = writer
-        self.historyLimit = historyLimit
+        self.history = History(limit: historyLimit)
     }
 
     /// Starts the table on the store's contents: its counters and tombstones (the properties are read when needed). A
@@ -132,7 +62,7 @@ final class PropertyTable {
         _ contents: StoreContents, now: Int64,
         skipped: @escaping (_ table: String, _ key: String, _ reason: String) -> Void
     ) throws -> Int64 {
-        reportSkipped = skipped
+        self.skipped.report = skipped
         var stored: Int64 = 0
         // The ceiling is above every version handed out; a store without one (never changed since it was made)
         // is read whole for its highest version, once.
@@ -148,11 +78,11 @@ final class PropertyTable {
             highest = max(highest, tombstone.version)
             stored = max(stored, tombstone.version)
         }
-        historyFloor = contents.meta["historyFloor"] ?? 0
+        history.floor = contents.meta["historyFloor"] ?? 0
         version = highest
         versionCeiling = highest
         // Where the last run's counter ended, before the deletions of its ephemeral properties below.
-        loadedVersion = version
+        recentBounds.loadedVersion = version
         for key in contents.ephemeralKeys {
             writer.record(.unmarkEphemeral(key: key))
             guard Self.invalidity(of: key, version: 1) == nil else {
@@ -167,7 +97,7 @@ final class PropertyTable {
                     StoredTombstone(key: key, version: deletion.version, modifiedUsec: now, origin: .daemon))
             )
         }
-        recentFloor = version
+        recentBounds.floor = version
         // No block of versions is reserved here: the first change reserves one, in its own commit. So a start that
         // has nothing to repair writes nothing before its first answer (the reservation's commit and the marker's
         // fsync took 0.5 ms of every start).
@@ -177,8 +107,8 @@ final class PropertyTable {
 
     /// Reports a stored row the bus could not have written, once.
     func report(_ table: String, _ key: String, _ reason: String) {
-        guard reportedRows.insert(table + " " + key).inserted else { return }
-        reportSkipped(table, key, reason)
+        guard skipped.reported.insert(table + " " + key).inserted else { return }
+        skipped.report(table, key, reason)
     }
 
     /// The store lost changes that clients may have seen (``VersionMarker``): the counter continues above
@@ -186,7 +116,7 @@ final class PropertyTable {
     func recoverLostTail(ceiling: Int64) {
         version = max(version, ceiling)
         raiseCeiling()
-        historyFloor = version
+        history.floor = version
         writer.record(.setMeta(name: "historyFloor", value: historyFloor))
         committed()
     }
@@ -195,15 +125,17 @@ final class PropertyTable {
     /// stopped. The change gets a version of its own, above every version a client may hold, and the history
     /// starts there, so that a client that had caught up (`since` = the version before the stop) resyncs too.
     func forgetHistory() {
-        historyFloor = nextVersion()
+        history.floor = nextVersion()
         writer.record(.setMeta(name: "historyFloor", value: historyFloor))
     }
 
     /// Replays from before `floor` resync: the history that answered them (the settings' part of it) was let go.
     func raiseHistoryFloor(to floor: Int64) {
         guard floor > historyFloor else { return }
-        if undoCounters == nil { undoCounters = (version, versionCeiling, historyFloor, writer.propertyCount) }
-        historyFloor = floor
+        if uncommitted.counters == nil {
+            uncommitted.counters = (version, versionCeiling, historyFloor, writer.propertyCount)
+        }
+        history.floor = floor
         writer.record(.setMeta(name: "historyFloor", value: historyFloor))
     }
 
@@ -220,22 +152,11 @@ final class PropertyTable {
         committed()
     }
 
-    /// Why a stored row of `key` at `version` cannot be the bus's; `nil` when it can.
-    static func invalidity(of key: String, version: Int64) -> String? {
-        guard version > 0 else { return "version \(version) is below 1" }
-        // Keys are ASCII: a non-ASCII name could equal a stored key by canonical equivalence.
-        guard key.utf8.allSatisfy({ $0 < 0x80 }) else { return "not a valid key: not ASCII" }
-        do {
-            _ = try PropertyKey(key, limits: KeyLimits(maxLength: Int.max, maxDepth: Int.max))
-            return nil
-        } catch {
-            return "not a valid key: \(error.reason)"
-        }
-    }
-
     /// The next number of the daemon-wide version counter.
     private func nextVersion() -> Int64 {
-        if undoCounters == nil { undoCounters = (version, versionCeiling, historyFloor, writer.propertyCount) }
+        if uncommitted.counters == nil {
+            uncommitted.counters = (version, versionCeiling, historyFloor, writer.propertyCount)
+        }
         version += 1
         if version >= versionCeiling { raiseCeiling() }
         return version
@@ -394,9 +315,9 @@ final class PropertyTable {
             undo.append(Undo(name: key, entry: nil, tombstone: tombstone))
             tombstones[key] = nil
             // Until the commit, the store still has the row of a key deleted in this tick.
-            if tombstone.version > writer.storedVersion { deletedBeforeCommit.insert(key) }
+            if tombstone.version > writer.storedVersion { uncommitted.deletedKeys.insert(key) }
         }
-        historyFloor = sorted[drop - 1].value.version
+        history.floor = sorted[drop - 1].value.version
         writer.record(.pruneTombstones(upToVersion: historyFloor))
         writer.record(.setMeta(name: "historyFloor", value: historyFloor))
     }
@@ -404,13 +325,13 @@ final class PropertyTable {
     // MARK: Commit
 
     /// Changes since the last commit, which ``rollBack()`` would undo.
-    var hasUncommittedChanges: Bool { undoCounters != nil || !undo.isEmpty }
+    var hasUncommittedChanges: Bool { uncommitted.counters != nil || !undo.isEmpty }
 
     /// The writer committed: what changed can no longer be undone. Past ``cachedEntryLimit`` entries, those the
     /// store holds as they are (not ephemeral) are let go.
     func committed() {
-        undoCounters = nil
-        if !deletedBeforeCommit.isEmpty { deletedBeforeCommit = [] }
+        uncommitted.counters = nil
+        if !uncommitted.deletedKeys.isEmpty { uncommitted.deletedKeys = [] }
         if recent.count > 2 * Self.recentLimit { forgetRecent(keeping: Self.recentLimit) }
         if entries.count > Self.cachedEntryLimit { evictStoredEntries() }
         guard !undo.isEmpty else { return }
@@ -421,12 +342,13 @@ final class PropertyTable {
     /// started: nothing changed the store in between (any change would have raised the ceiling, and with it the
     /// counter a start continues from). Read when first needed, not at the start.
     func mergeSavedRecent() {
-        guard !savedRecentMerged else { return }
-        savedRecentMerged = true
-        guard let saved = writer.storage.savedRecentSets(), saved.end == loadedVersion, saved.floor < recentFloor
+        guard !recentBounds.savedMerged else { return }
+        recentBounds.savedMerged = true
+        guard let saved = writer.storage.savedRecentSets(), saved.end == recentBounds.loadedVersion,
+            saved.floor < recentFloor
         else { return }
         recent = saved.sets + recent
-        recentFloor = saved.floor
+        recentBounds.floor = saved.floor
     }
 
     /// Keeps ``recent`` beside the store for the next start; at a clean stop, once everything is committed.
@@ -439,7 +361,7 @@ final class PropertyTable {
     func forgetRecent(keeping count: Int) {
         let drop = recent.count - count
         guard drop > 0 else { return }
-        recentFloor = recent[drop - 1].version
+        recentBounds.floor = recent[drop - 1].version
         recent.removeFirst(drop)
     }
 
@@ -456,11 +378,11 @@ final class PropertyTable {
             tombstones[step.name] = step.tombstone
             if let owner = step.entry?.ephemeralOwner { ephemeralKeys[owner, default: []].insert(step.name) }
         }
-        if let counters = undoCounters {
+        if let counters = uncommitted.counters {
             while let last = recent.last, last.version > counters.version { recent.removeLast() }
             version = counters.version
             versionCeiling = counters.ceiling
-            historyFloor = counters.floor
+            history.floor = counters.floor
             writer.propertyCount = counters.stored
         }
         committed()

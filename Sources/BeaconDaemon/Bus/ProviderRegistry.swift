@@ -5,6 +5,12 @@ import VarlinkServer
 /// The subtrees whose Sets and Unsets a client decides (`io.beacon.Providers`), and the requests forwarded to
 /// their providers that wait for an answer.
 final class ProviderRegistry {
+    /// Whether a subtree was ever provided (it stays claimed, orphaned, when its provider goes): what every Set and
+    /// Unset checks, a stored flag rather than the dictionaries below.
+    @exclusivity(unchecked) var hasClaims = false
+    /// Whether some provided subtree has no working provider, so that Get marks its values as possibly stale.
+    @exclusivity(unchecked) var hasUnavailable = false
+
     /// A registered provider: its Provide call's connection, the roots of its subtrees, and whether it can reach
     /// where their values live.
     struct Provider {
@@ -44,7 +50,7 @@ final class ProviderRegistry {
         /// Names the write for as long as it lives, across providers: a provider that gets it again applies it at
         /// most once (beacon-fleet records it in etcd with the write).
         let write: String
-        /// An ephemeral Set the daemon makes again for an owner still connected (``ProviderRegistry/ephemeralValues``).
+        /// An ephemeral Set the daemon makes again for an owner still connected (``ProviderRegistry/ephemeral``).
         var restore = false
     }
 
@@ -85,7 +91,8 @@ final class ProviderRegistry {
     /// (`fleet.prefixes`). Their writes fail until a provider registers them.
     var orphans: [String: Unavailability] = [:]
     var requests: [Int64: Pending] = [:]
-    var nextRequest: Int64 = 1
+    /// The number of the next request, and what makes its write name unique across this daemon's restarts.
+    private var requestNames = (next: Int64(1), instance: String(UInt64.random(in: 1...UInt64.max), radix: 36))
     /// Writes waiting for their provider, in the order of their calls.
     var waiting: [Waiting] = []
     /// Requests that no caller waits for (the Unsets of keys whose ephemeral owner went), kept for the next
@@ -96,15 +103,37 @@ final class ProviderRegistry {
     var waitTimer: Scheduled<Void>?
     /// How long a write waits for its subtree's provider (`fleet.requestTimeoutMs`).
     var waitLimit: TimeAmount = .milliseconds(5000)
-    /// Makes the ids of this daemon's writes unique across its restarts.
-    let instance = String(UInt64.random(in: 1...UInt64.max), radix: 36)
     /// The providerVersion of each provided key's current value or deletion.
     var providerVersions: [String: Int64] = [:]
-    /// The provided keys each connection set as ephemeral, which go when it closes.
-    var ephemeralKeys: [Int: Set<String>] = [:]
-    /// The value each provided ephemeral key was last set to, by the connection that owns it: what the daemon sets
-    /// again, create-only, when a provider's resync finds the key gone while its owner is still connected.
-    var ephemeralValues: [String: (owner: Int, value: [UInt8])] = [:]
+    /// The provided keys set as ephemeral.
+    var ephemeral = ProvidedEphemerals()
+
+    /// The provided keys each connection set as ephemeral, which go when it closes, and the value each was last set
+    /// to: what the daemon sets again, create-only, when a provider's resync finds the key gone while its owner is
+    /// still connected.
+    struct ProvidedEphemerals {
+        private(set) var keys: [Int: Set<String>] = [:]
+        private(set) var values: [String: (owner: Int, value: [UInt8])] = [:]
+
+        /// `owner` set `key` as ephemeral, to `value` (`nil`: an Unset).
+        mutating func record(_ key: String, owner: Int, value: [UInt8]?) {
+            keys[owner, default: []].insert(key)
+            if let value { values[key] = (owner, value) }
+        }
+
+        /// `key` is no longer `owner`'s.
+        mutating func forget(_ key: String, of owner: Int) {
+            keys[owner]?.remove(key)
+            if values[key]?.owner == owner { values.removeValue(forKey: key) }
+        }
+
+        /// `owner` closed: its keys, which it no longer owns.
+        mutating func removeAll(of owner: Int) -> Set<String> {
+            let owned = keys.removeValue(forKey: owner) ?? []
+            for key in owned where values[key]?.owner == owner { values.removeValue(forKey: key) }
+            return owned
+        }
+    }
 
     static func contains(_ root: String, _ key: String) -> Bool {
         key.utf8.count > root.utf8.count + 1 && key.hasPrefix(root)
@@ -151,8 +180,8 @@ final class ProviderRegistry {
 
     /// A number for a new request, and the write name it carries for as long as it lives.
     func newRequest() -> (number: Int64, write: String) {
-        defer { nextRequest += 1 }
-        return (nextRequest, "\(instance)-\(nextRequest)")
+        defer { requestNames.next += 1 }
+        return (requestNames.next, "\(requestNames.instance)-\(requestNames.next)")
     }
 
     /// Why writes of `key` fail, when it lies in a subtree with no provider or with an unavailable one.

@@ -27,6 +27,8 @@ extension PropertyStore: PropertyStorage {}
 /// The store writes of the current tick, committed in one transaction at its end.
 final class StoreWriter {
     let storage: any PropertyStorage
+    /// The ceiling and highest stored version, kept beside the store; `nil` when there is none.
+    let marker: VersionMarker?
     // Written on every Set; used on the event loop only, and no access spans a call that could reach it again.
     @exclusivity(unchecked) private(set) var pending: [StoreOperation] = []
     /// How many queued operations were committed (or discarded) and removed from the front of ``pending``.
@@ -38,8 +40,9 @@ final class StoreWriter {
     var propertyCount = 0
     private var committedPropertyCount = 0
 
-    init(storage: any PropertyStorage) {
+    init(storage: any PropertyStorage, marker: VersionMarker? = nil) {
         self.storage = storage
+        self.marker = marker
     }
 
     var hasPending: Bool { !pending.isEmpty }

@@ -12,15 +12,8 @@ import Logging
 public struct DaemonConfiguration: Sendable {
     /// Where clients connect: `unix:PATH`.
     public var address: String
-    /// The SQLite store.
-    public var storePath: String
-    /// SQLite's `synchronous` setting: `normal` survives a crash of the daemon, `full` also a power loss.
-    public var storeSynchronous: String
-    /// How many deletions are remembered for `since` replays; older ones make a reconnecting watcher resync.
-    public var historyLimit: Int
-    /// `store.checkAtStartMaxBytes`: a store up to this size has its integrity checked before the daemon serves; a
-    /// larger one right after, beside the serving.
-    public var storeCheckAtStartMaxBytes: Int
+    /// `store.*`.
+    public var store: StoreSettings
     public var limits: DaemonLimits
     /// Uids besides the daemon's own whose connections are served.
     public var allowedUIDs: [UInt32]
@@ -34,16 +27,35 @@ public struct DaemonConfiguration: Sendable {
     public var bridge: [DBusMapping]
     /// What the daemon makes of the bridged values (an entry's `map`, `names`, `quietMs`...), by target.
     var bridgeTransforms: [DBusMapping.Target: BridgeTransform] = [:]
-    /// `fleet.prefixes`: the roots of the subtrees beacon-fleet mirrors to etcd (`fleet` for `fleet.**`). Until
-    /// a provider registers them, their writes fail with `io.beacon.Providers.ProviderUnavailable` instead of
-    /// being stored here only. Read at start-up only.
-    public var fleetPrefixes: [String]
-    /// `fleet.requestTimeoutMs`: how long a write of a provided subtree waits for its provider to register or to
-    /// finish reading its source, and for a disconnected provider's successor to answer the writes it had been
-    /// sent. Read at start-up only.
-    public var fleetRequestTimeoutMs: Int
+    /// `fleet.*`.
+    public var fleet: FleetSettings
     /// The configuration file that was read, if any.
     public var configFile: String?
+
+    /// The store's settings (`store.*`).
+    public struct StoreSettings: Sendable {
+        /// The SQLite store.
+        public var path: String
+        /// SQLite's `synchronous` setting: `normal` survives a crash of the daemon, `full` also a power loss.
+        public var synchronous: String
+        /// How many deletions are remembered for `since` replays; older ones make a reconnecting watcher resync.
+        public var historyLimit: Int
+        /// `store.checkAtStartMaxBytes`: a store up to this size has its integrity checked before the daemon
+        /// serves; a larger one right after, beside the serving.
+        public var checkAtStartMaxBytes: Int
+    }
+
+    /// The subtrees beacon-fleet provides (`fleet.*`), read at start-up only.
+    public struct FleetSettings: Sendable {
+        /// `fleet.prefixes`: the roots of the subtrees beacon-fleet mirrors to etcd (`fleet` for `fleet.**`). Until
+        /// a provider registers them, their writes fail with `io.beacon.Providers.ProviderUnavailable` instead of
+        /// being stored here only.
+        public var prefixes: [String]
+        /// `fleet.requestTimeoutMs`: how long a write of a provided subtree waits for its provider to register or
+        /// to finish reading its source, and for a disconnected provider's successor to answer the writes it had
+        /// been sent.
+        public var requestTimeoutMs: Int
+    }
 
     /// The socket path inside ``address``.
     public var socketPath: String? {
@@ -81,17 +93,20 @@ public struct DaemonConfiguration: Sendable {
         guard address.hasPrefix("unix:"), address.count > 5 else {
             throw ConfigurationError(key: "address", reason: "expected unix:PATH, got \"\(address)\"")
         }
-        storePath = reader.string(forKey: "store.path") ?? DefaultPaths.store(environment: environment)
-        storeSynchronous = reader.string(forKey: "store.synchronous", default: "normal")
-        guard ["normal", "full"].contains(storeSynchronous) else {
+        let synchronous = reader.string(forKey: "store.synchronous", default: "normal")
+        guard ["normal", "full"].contains(synchronous) else {
             throw ConfigurationError(key: "store.synchronous", reason: "expected normal or full")
         }
-        historyLimit = try reader.positiveInt(forKey: "store.historyLimit", default: 10_000)
-        storeCheckAtStartMaxBytes = reader.int(
+        let checkAtStartMaxBytes = reader.int(
             forKey: "store.checkAtStartMaxBytes", default: PropertyStore.checkAtStartMaxBytes)
-        guard storeCheckAtStartMaxBytes >= 0 else {
+        guard checkAtStartMaxBytes >= 0 else {
             throw ConfigurationError(key: "store.checkAtStartMaxBytes", reason: "expected a size in bytes, 0 or more")
         }
+        store = StoreSettings(
+            path: reader.string(forKey: "store.path") ?? DefaultPaths.store(environment: environment),
+            synchronous: synchronous,
+            historyLimit: try reader.positiveInt(forKey: "store.historyLimit", default: 10_000),
+            checkAtStartMaxBytes: checkAtStartMaxBytes)
         limits = try Self.limits(reader)
         allowedUIDs = try reader.intArray(forKey: "access.allowedUids", default: []).map { uid in
             guard let value = UInt32(exactly: uid) else {
@@ -105,7 +120,7 @@ public struct DaemonConfiguration: Sendable {
         }
         logLevel = parsed
         lifecycle = try LifecycleSettings(reader: reader)
-        fleetPrefixes = reader.stringArray(forKey: "fleet.prefixes") ?? []
+        let fleetPrefixes = reader.stringArray(forKey: "fleet.prefixes") ?? []
         for prefix in fleetPrefixes {
             let key: PropertyKey
             do {
@@ -117,7 +132,9 @@ public struct DaemonConfiguration: Sendable {
                 throw ConfigurationError(key: "fleet.prefixes", reason: "\"\(prefix)\" is a reserved subtree")
             }
         }
-        fleetRequestTimeoutMs = try reader.positiveInt(forKey: "fleet.requestTimeoutMs", default: 5000)
+        fleet = FleetSettings(
+            prefixes: fleetPrefixes,
+            requestTimeoutMs: try reader.positiveInt(forKey: "fleet.requestTimeoutMs", default: 5000))
         settings = try SettingsPaths(reader: reader, environment: environment)
         let bridge = try BridgeSettings.load(file: file, environment: environment, limits: limits.keyLimits)
         self.bridge = bridge.mappings

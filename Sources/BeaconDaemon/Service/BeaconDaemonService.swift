@@ -38,9 +38,9 @@ public final class BeaconDaemonService: Service, Sendable {
         do {
             let logger = self.logger
             store = try PropertyStore.openSettingAsideDamage(
-                path: configuration.storePath,
-                synchronous: PropertyStore.Synchronous(rawValue: configuration.storeSynchronous) ?? .normal,
-                checkAtStartMaxBytes: configuration.storeCheckAtStartMaxBytes
+                path: configuration.store.path,
+                synchronous: PropertyStore.Synchronous(rawValue: configuration.store.synchronous) ?? .normal,
+                checkAtStartMaxBytes: configuration.store.checkAtStartMaxBytes
             ) { reason, movedTo in
                 logger.critical(
                     "the store is damaged or not an SQLite database; it was set aside and an empty store started",
@@ -55,9 +55,9 @@ public final class BeaconDaemonService: Service, Sendable {
                 throw ConfigurationError(key: "address", reason: "expected unix:PATH")
             }
             let limits = configuration.limits
-            let historyLimit = configuration.historyLimit
-            let fleetRoots = configuration.fleetPrefixes
-            let providerWait = TimeAmount.milliseconds(Int64(configuration.fleetRequestTimeoutMs))
+            let historyLimit = configuration.store.historyLimit
+            let fleetRoots = configuration.fleet.prefixes
+            let providerWait = TimeAmount.milliseconds(Int64(configuration.fleet.requestTimeoutMs))
             server = try await VarlinkServer.start(
                 on: eventLoop,
                 listener: listener,
@@ -72,7 +72,7 @@ public final class BeaconDaemonService: Service, Sendable {
             ) {
                 let bus = try BeaconBus(
                     storage: store,
-                    marker: VersionMarker(path: configuration.storePath + "-version"),
+                    marker: VersionMarker(path: configuration.store.path + "-version"),
                     limits: limits,
                     historyLimit: historyLimit,
                     settings: configuration.settings,
@@ -95,7 +95,7 @@ public final class BeaconDaemonService: Service, Sendable {
         }
         let bridges = DaemonBridges(configuration: configuration, logger: logger)
         let transforms = configuration.bridgeTransforms
-        try? await server.withService { $0.bridgeTransforms = transforms }
+        try? await server.withService { $0.lifecycle.bridgeTransforms = transforms }
         let sleepTimeout = configuration.lifecycle.sleepTimeout
         try? await server.withService { $0.attachLifecycle(bridges.logind, sleepTimeout: sleepTimeout) }
         // The settings directories are followed before READY: a client that writes a lockdown file once the
@@ -116,7 +116,7 @@ public final class BeaconDaemonService: Service, Sendable {
         if settingsWatcher != nil { try? await server.withService { $0.reloadSettingsFiles() } }
         logger.info(
             "serving",
-            metadata: ["address": "\(server.address)", "store": "\(configuration.storePath)"]
+            metadata: ["address": "\(server.address)", "store": "\(configuration.store.path)"]
         )
         systemd.ready(status: "serving on \(server.address)")
         // A large store is checked beside the serving, so that its size does not delay the first answer.
@@ -203,7 +203,7 @@ public final class BeaconDaemonService: Service, Sendable {
         }
         let serverLimits = Self.serverLimits(configuration)
         let limits = configuration.limits
-        let historyLimit = configuration.historyLimit
+        let historyLimit = configuration.store.historyLimit
         try? await server.withCore { core in
             core.update(limits: serverLimits)
             core.service.updateLimits(limits, historyLimit: historyLimit)
