@@ -11,6 +11,10 @@
 # own code) were 27% of the instructions of a Get round trip (17,351 -> 12,753, scripts/callgrind-ops.sh) and
 # moved the pinned Get p50 from 1.43x to 1.37x Redis PING. The debug builds that `make test` runs keep every
 # check, so an overlapping access is still caught by the tests; the compiler's static checks stay on in both.
+# The daemon's own code therefore carries no @exclusivity(unchecked): with this flag, removing every one of them
+# changed no count (Get 3,868, pipelined Set 7,911). The libraries that other packages build without the flag keep
+# theirs (VarlinkServer, BeaconEventLoop, BeaconClient), each with its count in a comment
+# (Benchmarks/Bus/results/2026-11-28-exclusivity-audit.txt).
 #
 # --no-export-dynamic: SwiftPM links executables so that they export every symbol (tests may link against an
 # executable's module); beacond exported ~9,800, which the dynamic linker and the libraries' own relocations

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fleet-demo.sh — two machines sharing fleet.** through a three-member etcd on 127.0.0.1, on one host: the
-# recipe of the README's "Try the fleet on one machine", run from start to end, and everything it started
+# recipe of `docs/guide.md`'s "Try the fleet on one machine", run from start to end, and everything it started
 # stopped again (also on failure or Ctrl-C).
 #
 # Each "machine" is a beacond with its own socket and store, and a beacon-fleet that finds it through the same

@@ -121,7 +121,8 @@ for path in /usr/bin/beacond /usr/bin/beaconctl /usr/lib/systemd/user/beacon.soc
     /usr/lib/systemd/user/beacon.service /usr/share/man/man1/beacond.1.gz /usr/share/man/man1/beaconctl.1.gz \
     /usr/share/man/man1/beaconctl.get.1.gz /usr/share/bash-completion/completions/beaconctl \
     /usr/share/zsh/vendor-completions/_beaconctl /usr/share/fish/vendor_completions.d/beaconctl.fish \
-    /usr/share/doc/beacon/beacond.json /usr/share/doc/beacon/README.md.gz /usr/share/doc/beacon/copyright \
+    /usr/share/doc/beacon/beacond.json /usr/share/doc/beacon/README.md.gz /usr/share/doc/beacon/guide.md.gz \
+    /usr/share/doc/beacon/copyright \
     /usr/share/doc/beacon/changelog.gz /usr/share/beacon/bridge.json /usr/bin/beacon-fleet /usr/lib/systemd/user/beacon-fleet.service \
     /usr/share/man/man1/beacon-fleet.1.gz /usr/share/doc/beacon-fleet/README.md \
     /usr/share/doc/beacon-fleet/copyright /usr/share/doc/beacon-fleet/changelog.gz; do

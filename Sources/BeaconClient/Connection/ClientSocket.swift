@@ -59,7 +59,10 @@ final class ClientSocket: EpollHandler, @unchecked Sendable {
     /// Cleared on the loop when the connection closes; read from any thread by ``isActive``.
     private let open = Atomic<Bool>(true)
 
-    // Used on the loop only, and no access spans a call that could reach the same one again.
+    // Used on the loop only, and no access spans a call that could reach the same one again, so they skip the runtime
+    // exclusivity checks: a change bound with `<~` costs the client 13,020 instructions without them and 12,767 with
+    // them in a release build without `-enforce-exclusivity=unchecked`, as an application builds BeaconClient
+    // (scripts/client-allocs.sh, Benchmarks/Bus/results/2026-11-28-exclusivity-audit.txt).
     @exclusivity(unchecked) private var splitter: VarlinkFrameSplitter
     @exclusivity(unchecked) private var waiting = CircularBuffer<ReplyTarget>()
     /// Encoded calls not yet taken by the socket, from `written` on.

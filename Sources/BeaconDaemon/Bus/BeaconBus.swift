@@ -36,12 +36,12 @@ package final class BeaconBus: VarlinkService {
     let daemonStatus = DaemonStatus()
 
     let logger: Logger
-    @exclusivity(unchecked) var limits: DaemonLimits
+    var limits: DaemonLimits
     private(set) var server: VarlinkServerContext?
     var clients: [Int: BusClient] = [:]
-    /// The end of the current tick: streams begun in it, and whether the server was asked for it. Read by every
-    /// Set (``requestEndOfTick()``); used on the event loop only, and no access spans a call that could reach it.
-    @exclusivity(unchecked) private var tick = TickState()
+    /// The end of the current tick: streams begun in it, and whether the server was asked for it (read by every
+    /// Set, ``requestEndOfTick()``).
+    private var tick = TickState()
 
     struct TickState {
         /// Clients that began a stream in this tick: a failed commit ends their streams again.

@@ -19,10 +19,9 @@ final class FanOut {
     /// The number of the last notification posted.
     private(set) var sequence: Int64 = 0
 
-    /// The current tick's events. Written on every Set or Post; used on the event loop only, and no access spans a
-    /// call that could reach it again. A post takes the notification bytes out while it appends one (one access to
-    /// the property), then gives them back.
-    @exclusivity(unchecked) var tick = EventBatch()
+    /// The current tick's events, written on every Set or Post. A post takes the notification bytes out while it
+    /// appends one (one access to the property), then gives them back.
+    var tick = EventBatch()
     /// The events being delivered by ``publish()``.
     private(set) var publishing = EventBatch()
     private var tickNumber = 0

@@ -25,23 +25,23 @@ final class PropertyTable {
     /// Told of each stored row the bus could not have written, once per row.
     private var skipped = SkippedRows()
 
-    // Written on every Set. Like the whole bus they are used on the event loop only, and no access to them spans a
-    // call that could reach them again, so the runtime's exclusivity checks would never find a conflict.
-    @exclusivity(unchecked) var entries: [String: Entry] = [:]
-    @exclusivity(unchecked) var tombstones: [String: Tombstone] = [:]
-    @exclusivity(unchecked) private(set) var version: Int64 = 0
+    // Written on every Set. The release build skips the runtime exclusivity checks of the whole daemon
+    // (`-enforce-exclusivity=unchecked`, scripts/build-release.sh); the debug builds the tests run keep them.
+    var entries: [String: Entry] = [:]
+    var tombstones: [String: Tombstone] = [:]
+    private(set) var version: Int64 = 0
     /// No version above this one is handed out before the store knows the new ceiling.
-    @exclusivity(unchecked) private(set) var versionCeiling: Int64 = 0
+    private(set) var versionCeiling: Int64 = 0
     /// Keys of the ephemeral properties, by owning connection.
     private(set) var ephemeralKeys: [Int: Set<String>] = [:]
 
-    @exclusivity(unchecked) private(set) var undo: [Undo] = []
+    private(set) var undo: [Undo] = []
     /// What else the changes not yet committed changed (``Uncommitted``).
-    @exclusivity(unchecked) private(set) var uncommitted = Uncommitted()
+    private(set) var uncommitted = Uncommitted()
     /// The keys set since the start, with the version of each Set, in version order: a `since` replay from
     /// ``recentFloor`` on reads these keys instead of every stored row. Up to twice ``recentLimit``; the oldest
     /// half goes at a commit past that, raising the floor.
-    @exclusivity(unchecked) private(set) var recent: [(version: Int64, name: String)] = []
+    private(set) var recent: [(version: Int64, name: String)] = []
     /// What ``recent`` covers, and the Sets the last clean stop kept (``RecentBounds``).
     private(set) var recentBounds = RecentBounds()
     static let recentLimit = 1 << 16

@@ -7,9 +7,9 @@ import VarlinkServer
 final class ProviderRegistry {
     /// Whether a subtree was ever provided (it stays claimed, orphaned, when its provider goes): what every Set and
     /// Unset checks, a stored flag rather than the dictionaries below.
-    @exclusivity(unchecked) var hasClaims = false
+    var hasClaims = false
     /// Whether some provided subtree has no working provider, so that Get marks its values as possibly stale.
-    @exclusivity(unchecked) var hasUnavailable = false
+    var hasUnavailable = false
 
     /// A registered provider: its Provide call's connection, the roots of its subtrees, and whether it can reach
     /// where their values live.

@@ -29,10 +29,10 @@ final class StoreWriter {
     let storage: any PropertyStorage
     /// The ceiling and highest stored version, kept beside the store; `nil` when there is none.
     let marker: VersionMarker?
-    // Written on every Set; used on the event loop only, and no access spans a call that could reach it again.
-    @exclusivity(unchecked) private(set) var pending: [StoreOperation] = []
+    // Written on every Set.
+    private(set) var pending: [StoreOperation] = []
     /// How many queued operations were committed (or discarded) and removed from the front of ``pending``.
-    @exclusivity(unchecked) private(set) var settledCount = 0
+    private(set) var settledCount = 0
     /// The highest version of a property or tombstone row committed so far, and that row's key.
     private(set) var storedVersion: Int64 = 0
     private(set) var storedKey: String?

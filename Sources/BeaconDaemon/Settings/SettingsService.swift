@@ -21,9 +21,9 @@ final class SettingsService {
         }
     }
     /// ``overlay``'s epoch, read by every Set of a key with a cached rule.
-    @exclusivity(unchecked) private(set) var epoch: UInt32 = SettingsOverlay.empty.epoch
+    private(set) var epoch: UInt32 = SettingsOverlay.empty.epoch
     /// Whether any schema or lock is in force: what the hot paths check, without touching ``overlay``.
-    @exclusivity(unchecked) private(set) var hasSettings = false
+    private(set) var hasSettings = false
     /// The version of the last change of each key that the settings made, for `since` replays.
     var changeVersions: [String: Int64] = [:]
 
