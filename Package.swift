@@ -214,7 +214,10 @@ let package = Package(
         // daemon's server, and a generated client against Python's server.
         .testTarget(
             name: "VarlinkServerTests",
-            dependencies: ["VarlinkServer"],
+            dependencies: [
+                "BeaconEventLoop", "VarlinkServer", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
