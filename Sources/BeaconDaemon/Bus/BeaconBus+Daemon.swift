@@ -35,7 +35,7 @@ extension BeaconBus {
             "sequence": .int(fanOut.sequence),
         ]
         status["lifecycle"] = .string(lifecycle.summary)
-        status["settings"] = settingsStatus()
+        status["settings"] = settingsService.status
         if let storeFailure = daemonStatus.storeFailure {
             status["storeError"] = .object([
                 "reason": .string(storeFailure.reason), "sinceUsec": .int(storeFailure.sinceUsec),

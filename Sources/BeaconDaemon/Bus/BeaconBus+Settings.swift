@@ -51,27 +51,21 @@ extension BeaconBus {
             table.entries.formIndex(after: &index)
         }
         guard !quietly else { return }
-        var changed = 0
-        for name in affected.sorted() {
-            let stored: [UInt8]?
-            do {
-                stored = try table.entry(name)?.value
-            } catch {
+        let changes = SettingsService.shownChanges(
+            from: old, to: new, affected: affected, stored: { try table.entry($0)?.value },
+            failed: { name, error in
                 logger.error(
                     "cannot read a key the settings changed", metadata: ["key": "\(name)", "error": "\(error)"])
-                continue
-            }
-            let before = old.effective(stored: stored, rule: old.rule(for: name))
-            let after = new.effective(stored: stored, rule: new.rule(for: name))
-            guard !Self.sameShown(before, after) else { continue }
+            })
+        for change in changes {
             let version = table.nextSettingsVersion()
-            settingsService.changeVersions[name] = version
+            settingsService.changeVersions[change.name] = version
             fanOut.append(
                 ChangeEvent(
-                    key: PropertyTable.trustedKey(name), value: after.value, old: before.value, version: version,
-                    origin: .daemon, flags: after.flags))
-            changed += 1
+                    key: PropertyTable.trustedKey(change.name), value: change.after.value, old: change.before.value,
+                    version: version, origin: .daemon, flags: change.after.flags))
         }
+        let changed = changes.count
         if changed > 0 {
             pruneOverlayVersions()
             requestEndOfTick()
@@ -96,11 +90,6 @@ extension BeaconBus {
         if let floor = settingsService.pruneChangeVersions(limit: table.historyLimit) {
             table.raiseHistoryFloor(to: floor)
         }
-    }
-
-    /// Whether two effective states look the same to a client: value, default flag and whether locked.
-    static func sameShown(_ a: SettingsOverlay.Effective, _ b: SettingsOverlay.Effective) -> Bool {
-        a.value == b.value && a.isDefault == b.isDefault && (a.lock >= 0) == (b.lock >= 0)
     }
 
     /// One log line per problem, the first time it is seen: a file that stays bad is not logged at every reload.
@@ -179,7 +168,7 @@ extension BeaconBus {
         let before = settings.effective(stored: change.old, rule: rule)
         let after = settings.effective(stored: change.value, rule: rule)
         // A locked key whose ephemeral owner left, say, shows the same value as before: nothing to tell.
-        guard !Self.sameShown(before, after) else { return }
+        guard !SettingsService.sameShown(before, after) else { return }
         fanOut.append(
             ChangeEvent(
                 key: change.key, value: after.value, old: before.value, version: change.version,

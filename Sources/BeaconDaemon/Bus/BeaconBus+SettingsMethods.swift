@@ -28,7 +28,7 @@ extension BeaconBus {
             reply["source"] = .string(schema.source)
             if schema.line > 0 { reply["line"] = .int(Int64(schema.line)) }
         }
-        if rule.lock >= 0 { reply["locked"] = lockJSON(settings.locks[Int(rule.lock)]) }
+        if rule.lock >= 0 { reply["locked"] = settingsService.lockJSON(rule.lock) }
         client.connection.reply(reply)
     }
 
@@ -55,35 +55,7 @@ extension BeaconBus {
     }
 
     func schemas(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        var schemas: [JSONValue] = []
-        for source in settings.schemaSources {
-            var keys: [JSONValue] = []
-            for entry in source.file.entries {
-                var key: [String: JSONValue] = [
-                    "key": .string(entry.pattern.rawValue), "type": .string(entry.schema.typeSummary),
-                    "line": .int(Int64(entry.line)),
-                ]
-                if let value = entry.defaultValue { key["default"] = value }
-                if let summary = entry.summary { key["summary"] = .string(summary) }
-                keys.append(.object(key))
-            }
-            schemas.append(
-                .object(["source": .string(source.name), "registered": .bool(!source.fromFile), "keys": .array(keys)]))
-        }
-        var lockdown: [JSONValue] = []
-        for source in settings.lockdownSources {
-            let rules: [JSONValue] = source.file.rules.map { rule in
-                var object: [String: JSONValue] = [
-                    "key": .string(rule.pattern.rawValue), "line": .int(Int64(rule.line)),
-                ]
-                if let forced = rule.forcedValue { object["value"] = Self.parsedValue(forced) }
-                return .object(object)
-            }
-            lockdown.append(.object(["file": .string(source.path), "rules": .array(rules)]))
-        }
-        client.connection.reply([
-            "schemas": .array(schemas), "lockdown": .array(lockdown), "problems": .array(problemsJSON()),
-        ])
+        client.connection.reply(settingsService.schemasReply)
     }
 
     func register(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
@@ -147,30 +119,6 @@ extension BeaconBus {
         client.connection.reply([
             "version": .int(table.version), "changed": .int(Int64(writes.count)), "unchanged": .int(Int64(unchanged)),
             "locked": .array(locked),
-        ])
-    }
-
-    /// The settings part of `Status`.
-    func settingsStatus() -> JSONValue {
-        .object([
-            "schemaFiles": .int(Int64(settings.schemaSources.filter(\.fromFile).count)),
-            "lockdownFiles": .int(Int64(settings.lockdownSources.count)),
-            "schemaKeys": .int(Int64(settings.schemas.count)),
-            "locks": .int(Int64(settings.locks.count)),
-            "registrations": .int(Int64(settingsService.registrations.count)),
-            "problems": .array(problemsJSON()),
-        ])
-    }
-
-    private func problemsJSON() -> [JSONValue] {
-        settings.problems.map {
-            .object(["file": .string($0.file), "line": .int(Int64($0.line)), "problem": .string($0.problem)])
-        }
-    }
-
-    private func lockJSON(_ lock: SettingsOverlay.Lock) -> JSONValue {
-        .object([
-            "file": .string(lock.file), "line": .int(Int64(lock.line)), "forced": .bool(lock.forcedValue != nil),
         ])
     }
 

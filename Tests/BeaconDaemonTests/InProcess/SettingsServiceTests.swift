@@ -76,4 +76,60 @@ struct SettingsServiceTests {
         #expect(service.changeVersions.count == 10)
         #expect(service.changeVersions.values.min() == 105)
     }
+
+    struct Unreadable: Error {}
+
+    @Test("a new overlay changes what keys show: defaults that come, forced values, locks; unreadable keys left out")
+    func shownChanges() {
+        let old = SettingsOverlay.empty
+        let new = SettingsOverlay(
+            schemaSources: [
+                SettingsOverlay.SchemaSource(
+                    name: "app.json", fromFile: true,
+                    file: Self.schema(
+                        #"{"keys": {"a.k": {"type": "integer", "default": 12}, "c.x": {"type": "integer"}}}"#))
+            ],
+            lockdownSources: [
+                SettingsOverlay.LockdownSource(
+                    path: "/lockdown/site", file: LockdownFile.parse(Array("b.l = 7\nd.held\n".utf8)))
+            ],
+            problems: [])
+        let stored: [String: [UInt8]] = ["b.l": Array("1".utf8), "c.x": Array("5".utf8), "d.held": Array("3".utf8)]
+        var failed: [String] = []
+        let changes = SettingsService.shownChanges(
+            from: old, to: new, affected: ["a.k", "b.l", "c.x", "d.held", "e.gone"],
+            stored: { name in
+                if name == "e.gone" { throw Unreadable() }
+                return stored[name]
+            },
+            failed: { name, _ in failed.append(name) })
+        // a.k shows its default now, b.l its forced value, d.held the same value but locked; c.x only got a type.
+        #expect(changes.map(\.name) == ["a.k", "b.l", "d.held"])
+        #expect(
+            changes[0].before.value == nil && changes[0].after.value == Array("12".utf8) && changes[0].after.isDefault)
+        #expect(changes[1].before.value == Array("1".utf8) && changes[1].after.value == Array("7".utf8))
+        #expect(changes[2].before.value == changes[2].after.value && changes[2].after.lock >= 0)
+        #expect(failed == ["e.gone"])
+        // And back: the same keys change again.
+        let back = SettingsService.shownChanges(
+            from: new, to: old, affected: ["a.k", "b.l", "c.x", "d.held"], stored: { stored[$0] },
+            failed: { _, _ in })
+        #expect(back.map(\.name) == ["a.k", "b.l", "d.held"])
+    }
+
+    @Test("Status and Schemas report the overlay in force and the registrations")
+    func reports() {
+        let service = SettingsService()
+        service.register(
+            Self.schema(#"{"keys": {"a.k": {"type": "string", "summary": "A key"}}}"#), of: 4, command: " (app)")
+        service.overlay = service.compile()
+        let status = service.status
+        #expect(status["registrations"] == 1 && status["schemaKeys"] == 1 && status["schemaFiles"] == 0)
+        let reply = service.schemasReply
+        let source = reply["schemas"]?.arrayValue?.first
+        #expect(source?["source"]?.stringValue == "client 4 (app)")
+        #expect(source?["registered"] == true)
+        #expect(source?["keys"]?.arrayValue?.first?["summary"]?.stringValue == "A key")
+        #expect(reply["lockdown"]?.arrayValue?.isEmpty == true)
+    }
 }
