@@ -163,3 +163,12 @@ extension BeaconBus {
         post(name: key, userInfo: encoded, origin: .daemon)
     }
 }
+
+/// The daemon's own properties and notifications, and the session's activity, for the lifecycle service.
+extension BeaconBus: LifecycleHost {
+    var eventLoop: (any EventLoop)? { server?.eventLoop }
+
+    func sessionActivityChanged(_ active: Bool) {
+        fanOut.sessionActivityChanged(active)
+    }
+}

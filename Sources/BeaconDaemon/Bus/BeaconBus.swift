@@ -30,8 +30,8 @@ package final class BeaconBus: VarlinkService {
     let settingsService = SettingsService()
     /// Subtrees whose writes a client decides (io.beacon.Providers).
     let providers = ProviderRegistry()
-    /// The lifecycle bridge's state, the sleep participants and the declarative bridge's transforms.
-    var lifecycle = LifecycleBusState()
+    /// The lifecycle bridge's state, the sleep participants and the declarative bridge.
+    let lifecycle: LifecycleService
     /// What `Status` reports: the start, the store's health, the service manager's status line.
     let daemonStatus = DaemonStatus()
 
@@ -88,6 +88,8 @@ package final class BeaconBus: VarlinkService {
         self.fanOut = FanOut(limits: limits, logger: logger)
         self.limits = limits
         self.logger = logger
+        self.lifecycle = LifecycleService(logger: logger)
+        lifecycle.bus = self
         let recorded = marker?.read()
         let contents = try storage.load()
         var stored = try table.load(contents, now: startedUsec) { table, key, reason in

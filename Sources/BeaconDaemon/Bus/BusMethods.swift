@@ -95,15 +95,15 @@ enum BusMethods {
             bus.replyClients(to: client)
         },
         IOBeaconLifecycle.State.method: Method(IOBeaconLifecycle.State.mode) { bus, _, client in
-            bus.replyLifecycleState(to: client)
+            client.connection.reply(bus.lifecycle.stateReply)
         },
         IOBeaconLifecycle.HoldSleep.method: Method(IOBeaconLifecycle.HoldSleep.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.holdSleep(parameters, client: client)
+            try bus.lifecycle.holdSleep(parameters, client: client)
         },
         IOBeaconLifecycle.Release.method: Method(IOBeaconLifecycle.Release.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.release(parameters, client: client)
+            try bus.lifecycle.release(parameters, client: client)
         },
     ]
 

@@ -97,7 +97,7 @@ public final class BeaconDaemonService: Service, Sendable {
         let transforms = configuration.bridgeTransforms
         try? await server.withService { $0.lifecycle.bridgeTransforms = transforms }
         let sleepTimeout = configuration.lifecycle.sleepTimeout
-        try? await server.withService { $0.attachLifecycle(bridges.logind, sleepTimeout: sleepTimeout) }
+        try? await server.withService { $0.lifecycle.attach(bridges.logind, sleepTimeout: sleepTimeout) }
         // The settings directories are followed before READY: a client that writes a lockdown file once the
         // daemon is ready must see it applied. A file changed between the bus's first reading and the watches
         // is picked up by one more reading.
@@ -139,10 +139,10 @@ public final class BeaconDaemonService: Service, Sendable {
         let bridgeTask = Task {
             await bridges.run(
                 applyLifecycle: { event in
-                    try? await server.withService { $0.apply(event) }
+                    try? await server.withService { $0.lifecycle.apply(event) }
                 },
                 applyBridge: { event in
-                    try? await server.withService { $0.apply(event) }
+                    try? await server.withService { $0.lifecycle.apply(event) }
                 }
             )
         }

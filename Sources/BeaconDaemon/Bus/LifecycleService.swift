@@ -1,9 +1,24 @@
 import BeaconProtocol
 import BeaconSystemd
+import Logging
 import NIOCore
 
 /// The bus's side of the lifecycle bridge: the state last reported, and the sleep participants.
-struct LifecycleBusState {
+/// What the lifecycle service needs of the bus: to set and delete the daemon's own properties, post its
+/// notifications, tell the fan-out whether the session is active, keep a stream, and the loop it runs on.
+protocol LifecycleHost: AnyObject {
+    var eventLoop: (any EventLoop)? { get }
+    func setSystemProperty(_ name: String, _ value: JSONValue?)
+    func postSystemNotification(_ name: String, userInfo: JSONValue?)
+    func sessionActivityChanged(_ active: Bool)
+    func streamBegan(_ client: BusClient)
+    func requestEndOfTick()
+}
+
+/// The session's lifecycle as logind's bridge reports it, the sleep participants (`io.beacon.Lifecycle`), and the
+/// declarative D-Bus bridge's properties and notifications: its own state and methods, reaching the bus only through
+/// ``LifecycleHost``.
+final class LifecycleService {
     var sleep = SleepParticipants()
     /// `false` when the configuration turned the bridge off.
     var enabled: Bool { sleep.bridge != nil }
@@ -28,70 +43,76 @@ struct LifecycleBusState {
         case .noSession(let reason): return "no session: \(reason)"
         }
     }
-}
 
-extension BeaconBus {
+    /// The bus; set once it is made.
+    weak var bus: (any LifecycleHost)?
+    let logger: Logger
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
     /// Connects the bus to the lifecycle bridge (`nil`: the bridge is turned off), before any event arrives.
     ///
     /// The lifecycle properties stored by an earlier run describe a session and a boot that are over: they are
     /// deleted (with a deletion for `since` replays), and set again once the bridge has read logind.
-    package func attachLifecycle(_ bridge: LogindBridge?, sleepTimeout: Duration) {
-        lifecycle.sleep.bridge = bridge
-        lifecycle.sleep.configuredTimeout = sleepTimeout
+    func attach(_ bridge: LogindBridge?, sleepTimeout: Duration) {
+        sleep.bridge = bridge
+        sleep.configuredTimeout = sleepTimeout
         for property in LifecycleProperty.allCases {
-            setSystemProperty(property.rawValue, nil)
+            bus?.setSystemProperty(property.rawValue, nil)
         }
     }
 
     /// Publishes one event of the logind bridge: properties are set, notifications posted, and sleep
     /// participants told of sleep and wake-up.
-    package func apply(_ event: LogindEvent) {
+    func apply(_ event: LogindEvent) {
         switch event {
         case .bridgeState(let state):
-            lifecycle.bridgeState = state
+            bridgeState = state
             if case .connected = state {
-                logger.info("lifecycle bridge connected", metadata: ["state": "\(lifecycle.summary)"])
+                logger.info("lifecycle bridge connected", metadata: ["state": "\(summary)"])
             } else {
-                logger.notice("lifecycle bridge unavailable", metadata: ["state": "\(lifecycle.summary)"])
+                logger.notice("lifecycle bridge unavailable", metadata: ["state": "\(summary)"])
                 // A sleep in preparation cannot be answered to a logind that is gone.
-                lifecycle.sleep.abandonRound()
+                sleep.abandonRound()
             }
         case .property(let property, let value):
             updateSnapshot(property, value)
             switch value {
-            case .bool(let flag): setSystemProperty(property.rawValue, .bool(flag))
-            case .string(let text): setSystemProperty(property.rawValue, .string(text))
+            case .bool(let flag): bus?.setSystemProperty(property.rawValue, .bool(flag))
+            case .string(let text): bus?.setSystemProperty(property.rawValue, .string(text))
             }
             if property == .lifecycleState, case .string(let state) = value {
-                fanOut.sessionActivityChanged(state == "active")
+                bus?.sessionActivityChanged(state == "active")
             }
         case .notification(let notification):
             let userInfo = notification.userInfo
-            postSystemNotification(
+            bus?.postSystemNotification(
                 notification.name,
                 userInfo: userInfo.isEmpty ? nil : .object(userInfo.mapValues { .string($0) })
             )
             switch notification {
-            case .willSleep: lifecycle.sleep.beginRound(logger: logger)
-            case .didWake: lifecycle.sleep.endRound()
+            case .willSleep: sleep.beginRound(logger: logger)
+            case .didWake: sleep.endRound()
             default: break
             }
         }
     }
 
     /// Publishes one event of the declarative D-Bus bridge.
-    package func apply(_ event: DBusBridgeEvent) {
+    func apply(_ event: DBusBridgeEvent) {
         switch event {
         case .busState(let bus, let state):
-            lifecycle.dbusBuses[bus.description] = state.description
+            dbusBuses[bus.description] = state.description
             logger.info("D-Bus bridge", metadata: ["bus": "\(bus)", "state": "\(state)"])
         case .property(let key, let value):
-            let transform = lifecycle.bridgeTransforms[.property(key)]
+            let transform = bridgeTransforms[.property(key)]
             let shown = value.map { transform?.apply(Self.json($0)) ?? Self.json($0) }
-            setSystemProperty(key, shown)
+            bus?.setSystemProperty(key, shown)
             if let transform, let quietMs = transform.quietMs { armQuietTimer(key, after: quietMs, transform, shown) }
         case .notification(let name, let arguments):
-            let transform = lifecycle.bridgeTransforms[.notification(name)]
+            let transform = bridgeTransforms[.notification(name)]
             let values = arguments.map { transform?.apply(Self.json($0)) ?? Self.json($0) }
             var userInfo: [String: JSONValue]
             if let names = transform?.names, !names.isEmpty {
@@ -101,7 +122,7 @@ extension BeaconBus {
                 userInfo = ["arguments": .array(values)]
                 if values.count == 1 { userInfo["value"] = values[0] }
             }
-            postSystemNotification(name, userInfo: .object(userInfo))
+            bus?.postSystemNotification(name, userInfo: .object(userInfo))
         }
     }
 
@@ -110,15 +131,15 @@ extension BeaconBus {
     private func armQuietTimer(
         _ key: String, after milliseconds: Int, _ transform: BridgeTransform, _ shown: JSONValue?
     ) {
-        lifecycle.bridgeQuietTimers.removeValue(forKey: key)?.cancel()
-        guard let shown, shown != transform.quietValue, let server else { return }
-        lifecycle.bridgeQuietTimers[key] = server.eventLoop.assumeIsolated().scheduleTask(
+        bridgeQuietTimers.removeValue(forKey: key)?.cancel()
+        guard let shown, shown != transform.quietValue, let loop = bus?.eventLoop else { return }
+        bridgeQuietTimers[key] = loop.assumeIsolated().scheduleTask(
             in: .milliseconds(Int64(milliseconds))
         ) {
             [self] in
-            lifecycle.bridgeQuietTimers[key] = nil
-            setSystemProperty(key, transform.quietValue)
-            requestEndOfTick()
+            bridgeQuietTimers[key] = nil
+            bus?.setSystemProperty(key, transform.quietValue)
+            bus?.requestEndOfTick()
         }
     }
 
@@ -137,25 +158,25 @@ extension BeaconBus {
 
     private func updateSnapshot(_ property: LifecycleProperty, _ value: LifecycleValue) {
         guard case .bool(let flag) = value else { return }
-        var snapshot = lifecycle.snapshot ?? LifecycleSnapshot()
+        var updated = snapshot ?? LifecycleSnapshot()
         switch property {
-        case .sessionActive: snapshot.sessionActive = flag
-        case .sessionLocked: snapshot.sessionLocked = flag
-        case .sessionIdle: snapshot.sessionIdle = flag
-        case .systemSleeping: snapshot.systemSleeping = flag
-        case .systemShuttingDown: snapshot.systemShuttingDown = flag
+        case .sessionActive: updated.sessionActive = flag
+        case .sessionLocked: updated.sessionLocked = flag
+        case .sessionIdle: updated.sessionIdle = flag
+        case .systemSleeping: updated.systemSleeping = flag
+        case .systemShuttingDown: updated.systemShuttingDown = flag
         case .lifecycleState: break
         }
-        lifecycle.snapshot = snapshot
+        snapshot = updated
     }
 
     // MARK: io.beacon.Lifecycle
 
     func holdSleep(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        guard lifecycle.enabled else { throw BusError.lifecycleUnavailable("the lifecycle bridge is disabled") }
+        guard enabled else { throw BusError.lifecycleUnavailable("the lifecycle bridge is disabled") }
         _ = try parameters.optionalString("description")
-        lifecycle.sleep.register(client)
-        streamBegan(client)
+        sleep.register(client)
+        bus?.streamBegan(client)
         client.connection.reply(
             ["event": .string("registered"), "participant": .int(Int64(client.connection.id))],
             continues: true
@@ -168,21 +189,18 @@ extension BeaconBus {
         }
         let round = try parameters.optionalInt("sleep")
         guard let id = Int(exactly: participant) else { throw BusError.noSuchParticipant(participant) }
-        try lifecycle.sleep.release(id, round: round, logger: logger)
+        try sleep.release(id, round: round, logger: logger)
         client.connection.reply([:])
     }
 
-    func replyLifecycleState(to client: BusClient) {
-        client.connection.reply(lifecycleState())
-    }
-
-    private func lifecycleState() -> [String: JSONValue] {
+    /// The reply of `io.beacon.Lifecycle.State`.
+    var stateReply: [String: JSONValue] {
         var reply: [String: JSONValue] = [
-            "bridge": .string(lifecycle.summary),
-            "participants": .int(Int64(lifecycle.sleep.participants.count)),
-            "sleepInhibitor": .bool(lifecycle.sleep.bridge?.status.sleepInhibitorHeld ?? false),
+            "bridge": .string(summary),
+            "participants": .int(Int64(sleep.participants.count)),
+            "sleepInhibitor": .bool(sleep.bridge?.status.sleepInhibitorHeld ?? false),
         ]
-        if let snapshot = lifecycle.snapshot {
+        if let snapshot = snapshot {
             reply["state"] = .string(snapshot.state)
             reply["sessionActive"] = .bool(snapshot.sessionActive)
             reply["sessionLocked"] = .bool(snapshot.sessionLocked)
@@ -190,8 +208,8 @@ extension BeaconBus {
             reply["systemSleeping"] = .bool(snapshot.systemSleeping)
             reply["systemShuttingDown"] = .bool(snapshot.systemShuttingDown)
         }
-        if let pending = lifecycle.sleep.pending {
-            reply["sleep"] = .int(lifecycle.sleep.round)
+        if let pending = sleep.pending {
+            reply["sleep"] = .int(sleep.round)
             reply["pending"] = .int(Int64(pending.count))
         }
         return reply
