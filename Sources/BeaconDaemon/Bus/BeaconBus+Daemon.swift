@@ -46,7 +46,7 @@ extension BeaconBus {
                 "reason": .string(storeDamage.reason), "sinceUsec": .int(storeDamage.sinceUsec),
             ])
         }
-        if providers.hasClaims { status["providers"] = .array(providerStatus()) }
+        if providers.hasClaims { status["providers"] = .array(providers.providerStatus()) }
         if !lifecycle.dbusBuses.isEmpty {
             status["bridge"] = .object(lifecycle.dbusBuses.mapValues { .string($0) })
         }
@@ -170,5 +170,28 @@ extension BeaconBus: LifecycleHost {
 
     func sessionActivityChanged(_ active: Bool) {
         fanOut.sessionActivityChanged(active)
+    }
+}
+
+/// The store and the clients, for the providers' service.
+extension BeaconBus: ProvidersHost {
+    var currentVersion: Int64 { table.version }
+
+    func version(of key: String) throws(VarlinkError) -> Int64? {
+        try table.entry(key)?.version
+    }
+
+    func keys(below prefix: PropertyKey) throws(VarlinkError) -> [PropertyKey] {
+        try table.keys(below: prefix)
+    }
+
+    func client(_ id: Int) -> BusClient? {
+        clients[id]
+    }
+
+    func storeProvided(_ key: PropertyKey, value: [UInt8], origin: Origin) throws(VarlinkError) -> Int64? {
+        let index = try table.index(forKey: key.rawValue)
+        if let index, table.entries.values[index].holds(value, ownedBy: nil) { return nil }
+        return store(key: key, value: value, at: index, ephemeralOwner: nil, origin: origin)
     }
 }

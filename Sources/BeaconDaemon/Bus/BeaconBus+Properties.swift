@@ -142,7 +142,7 @@ extension BeaconBus {
         var rule = SettingsOverlay.Rule.unknown
         if hasSettings { rule = try checkSet(name, encoded, at: index) }
         if providers.hasClaims,
-            try forwardToProvider(
+            try providers.forwardToProvider(
                 method: "Set", key: name, value: encoded, ifVersion: ifVersion, ephemeral: ephemeral, client: client)
         {
             return
@@ -182,7 +182,7 @@ extension BeaconBus {
         guard !Self.isReserved(name) else { throw BusError.readOnly(name) }
         if hasSettings { try checkUnset(name) }
         if providers.hasClaims,
-            try forwardToProvider(
+            try providers.forwardToProvider(
                 method: "Unset", key: name, value: nil, ifVersion: ifVersion, ephemeral: false, client: client)
         {
             return

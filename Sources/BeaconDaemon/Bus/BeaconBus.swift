@@ -29,7 +29,7 @@ package final class BeaconBus: VarlinkService {
     /// Schemas, defaults and locks.
     let settingsService = SettingsService()
     /// Subtrees whose writes a client decides (io.beacon.Providers).
-    let providers = ProviderRegistry()
+    let providers: ProviderRegistry
     /// The lifecycle bridge's state, the sleep participants and the declarative bridge.
     let lifecycle: LifecycleService
     /// What `Status` reports: the start, the store's health, the service manager's status line.
@@ -89,7 +89,9 @@ package final class BeaconBus: VarlinkService {
         self.limits = limits
         self.logger = logger
         self.lifecycle = LifecycleService(logger: logger)
+        self.providers = ProviderRegistry(logger: logger)
         lifecycle.bus = self
+        providers.host = self
         let recorded = marker?.read()
         let contents = try storage.load()
         var stored = try table.load(contents, now: startedUsec) { table, key, reason in
@@ -189,7 +191,7 @@ package final class BeaconBus: VarlinkService {
         clients.removeValue(forKey: connection.id)
         endStream(of: client)
         deleteEphemeral(of: connection.id, origin: client.origin)
-        if providers.hasClaims { providerConnectionClosed(client) }
+        if providers.hasClaims { providers.providerConnectionClosed(client) }
         if settingsService.unregister(connection.id) { rebuildSettings() }
         reportStatusIfChanged()
     }

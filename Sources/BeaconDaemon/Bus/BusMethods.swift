@@ -71,19 +71,19 @@ enum BusMethods {
         },
         IOBeaconProviders.Provide.method: Method(IOBeaconProviders.Provide.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.provide(parameters, client: client)
+            try bus.providers.provide(parameters, client: client)
         },
         IOBeaconProviders.Answer.method: Method(IOBeaconProviders.Answer.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.answer(parameters, client: client)
+            try bus.providers.answer(parameters, client: client)
         },
         IOBeaconProviders.Publish.method: Method(IOBeaconProviders.Publish.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.publish(parameters, client: client)
+            try bus.providers.publish(parameters, client: client)
         },
         IOBeaconProviders.SetAvailable.method: Method(IOBeaconProviders.SetAvailable.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.setAvailable(parameters, client: client)
+            try bus.providers.setAvailable(parameters, client: client)
         },
         IOBeacon.Suspend.method: Method(IOBeacon.Suspend.mode) { bus, _, client in bus.suspend(client: client) },
         IOBeacon.Resume.method: Method(IOBeacon.Resume.mode) { bus, _, client throws(VarlinkError) in

@@ -1,4 +1,5 @@
 import BeaconProtocol
+import Logging
 import NIOCore
 import VarlinkServer
 
@@ -93,16 +94,30 @@ final class ProviderRegistry {
     var requests: [Int64: Pending] = [:]
     /// The number of the next request, and what makes its write name unique across this daemon's restarts.
     private var requestNames = (next: Int64(1), instance: String(UInt64.random(in: 1...UInt64.max), radix: 36))
-    /// Writes waiting for their provider, in the order of their calls.
-    var waiting: [Waiting] = []
-    /// Requests that no caller waits for (the Unsets of keys whose ephemeral owner went), kept for the next
-    /// provider of their subtree however long it takes: a lease kept across a provider's restart would otherwise
-    /// keep their keys.
-    var unanswered: [Request] = []
-    /// The timer that answers the first waiting write whose time is up; set only while some wait.
-    var waitTimer: Scheduled<Void>?
-    /// How long a write waits for its subtree's provider (`fleet.requestTimeoutMs`).
-    var waitLimit: TimeAmount = .milliseconds(5000)
+    /// Writes waiting for their provider (``WriteQueue``).
+    var queue = WriteQueue()
+    /// The bus; set once it is made.
+    weak var host: (any ProvidersHost)?
+    let logger: Logger
+
+    /// Writes that wait for a provider.
+    struct WriteQueue {
+        /// Writes waiting for their provider, in the order of their calls.
+        var waiting: [Waiting] = []
+        /// Requests that no caller waits for (the Unsets of keys whose ephemeral owner went), kept for the next
+        /// provider of their subtree however long it takes: a lease kept across a provider's restart would otherwise
+        /// keep their keys.
+        var unanswered: [Request] = []
+        /// The timer that answers the first waiting write whose time is up; set only while some wait.
+        var timer: Scheduled<Void>?
+        /// How long a write waits for its subtree's provider (`fleet.requestTimeoutMs`).
+        var limit: TimeAmount = .milliseconds(5000)
+    }
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
     /// The providerVersion of each provided key's current value or deletion.
     var providerVersions: [String: Int64] = [:]
     /// The provided keys set as ephemeral.
@@ -220,4 +235,24 @@ extension BusError {
             name: IOBeaconProviders.NotProvider.name,
             parameters: ["provider": .int(provider), "reason": .string(reason)])
     }
+}
+
+/// What the providers' service needs of the bus: the version of a key and the keys below a prefix, to store and
+/// delete the values providers publish, a client by its connection, the parsing of keys and patterns under the
+/// limits, and the loop.
+protocol ProvidersHost: AnyObject {
+    var eventLoop: (any EventLoop)? { get }
+    var limits: DaemonLimits { get }
+    /// The bus's current version.
+    var currentVersion: Int64 { get }
+    /// The version of `key`'s value; `nil` when it has none.
+    func version(of key: String) throws(VarlinkError) -> Int64?
+    func keys(below prefix: PropertyKey) throws(VarlinkError) -> [PropertyKey]
+    func client(_ id: Int) -> BusClient?
+    /// Deletes `name`; returns the deletion's version, `nil` when it had no value.
+    func delete(_ name: String, origin: Origin) throws(VarlinkError) -> Int64?
+    /// Stores a value a provider published; returns its version, `nil` when the key held that value already.
+    func storeProvided(_ key: PropertyKey, value: [UInt8], origin: Origin) throws(VarlinkError) -> Int64?
+    func parseKey(_ string: String) throws(VarlinkError) -> PropertyKey
+    func parsePatterns(_ strings: [String], interface: String) throws(VarlinkError) -> [KeyPattern]
 }

@@ -78,8 +78,8 @@ public final class BeaconDaemonService: Service, Sendable {
                     settings: configuration.settings,
                     logger: logger
                 )
-                bus.providers.waitLimit = providerWait
-                if !fleetRoots.isEmpty { bus.expectProviders(of: fleetRoots) }
+                bus.providers.queue.limit = providerWait
+                if !fleetRoots.isEmpty { bus.providers.expectProviders(of: fleetRoots) }
                 return bus
             }
         } catch {

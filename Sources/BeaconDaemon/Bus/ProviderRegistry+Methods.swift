@@ -2,11 +2,12 @@ import BeaconProtocol
 import NIOCore
 import VarlinkServer
 
-extension BeaconBus {
+extension ProviderRegistry {
     // MARK: Methods
 
     func provide(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        let patterns = try parsePatterns(try parameters.stringArray("patterns"), interface: IOBeaconProviders.name)
+        guard let host else { throw BusError.providerUnavailable("", reason: "the daemon is stopping") }
+        let patterns = try host.parsePatterns(try parameters.stringArray("patterns"), interface: IOBeaconProviders.name)
         var roots: [String] = []
         for pattern in patterns {
             let text = pattern.rawValue
@@ -15,7 +16,7 @@ extension BeaconBus {
                     IOBeaconProviders.name, text, reason: "a provider's pattern is a key followed by .**")
             }
             let root = String(text.dropLast(3))
-            guard !Self.isReserved(root) else { throw BusError.readOnly(root) }
+            guard !BeaconBus.isReserved(root) else { throw BusError.readOnly(root) }
             guard !roots.contains(where: { ProviderRegistry.overlap($0, root) }) else {
                 throw BusError.providerConflict(text)
             }
@@ -23,26 +24,26 @@ extension BeaconBus {
         }
         guard !roots.isEmpty else { throw .invalidParameter("patterns") }
         let unavailableReason = try parameters.optionalString("unavailable")
-        guard providers.byConnection[client.connection.id] == nil else {
+        guard byConnection[client.connection.id] == nil else {
             throw BusError.providerConflict(roots[0] + ".**")
         }
-        for (_, other) in providers.byConnection {
+        for (_, other) in byConnection {
             if let clash = roots.first(where: { root in other.roots.contains { ProviderRegistry.overlap($0, root) } }) {
                 throw BusError.providerConflict(clash + ".**")
             }
         }
         // A provider that starts unavailable keeps the time since which its orphaned subtrees were.
         var since: Int64?
-        for (orphan, state) in providers.orphans where roots.contains(where: { ProviderRegistry.overlap($0, orphan) }) {
+        for (orphan, state) in orphans where roots.contains(where: { ProviderRegistry.overlap($0, orphan) }) {
             since = min(since ?? state.sinceUsec, state.sinceUsec)
-            providers.orphans.removeValue(forKey: orphan)
+            orphans.removeValue(forKey: orphan)
         }
-        providers.byConnection[client.connection.id] = ProviderRegistry.Provider(
+        byConnection[client.connection.id] = ProviderRegistry.Provider(
             client: client, roots: roots,
             unavailable: unavailableReason.map {
                 ProviderRegistry.Unavailability(reason: $0, sinceUsec: since ?? WallClock.nowUsec())
             }, starting: unavailableReason != nil)
-        providers.hasClaims = true
+        hasClaims = true
         refreshProviderAvailability()
         client.connection.reply(["provider": .int(Int64(client.connection.id)), "requests": []], continues: true)
         if unavailableReason == nil {
@@ -59,7 +60,7 @@ extension BeaconBus {
         _ parameters: CallParameters, client: BusClient
     ) throws(VarlinkError) -> (id: Int, provider: ProviderRegistry.Provider) {
         guard let number = try parameters.optionalInt("provider") else { throw .invalidParameter("provider") }
-        guard let provider = providers.byConnection[Int(truncatingIfNeeded: number)],
+        guard let provider = byConnection[Int(truncatingIfNeeded: number)],
             provider.client.origin.uid == client.origin.uid
         else { throw BusError.notProvider(number, reason: "no such provider of this user") }
         return (Int(truncatingIfNeeded: number), provider)
@@ -68,7 +69,7 @@ extension BeaconBus {
     func answer(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let (id, provider) = try namedProvider(parameters, client: client)
         guard let number = try parameters.optionalInt("id") else { throw .invalidParameter("id") }
-        guard let pending = providers.requests[number], pending.provider == id else {
+        guard let pending = requests[number], pending.provider == id else {
             throw BusError.notProvider(Int64(id), reason: "request \(number) is not pending")
         }
         let request = pending.request
@@ -80,13 +81,13 @@ extension BeaconBus {
                 // The provider compared its own versions; the caller knows this daemon's.
                 errorParameters = [
                     "key": .string(request.key), "expected": .int(expected),
-                    "actual": .int(try table.entry(request.key)?.version ?? 0),
+                    "actual": .int(try host?.version(of: request.key) ?? 0),
                 ]
             }
             let reply = VarlinkError(name: error, parameters: errorParameters)
-            providers.requests.removeValue(forKey: number)
+            requests.removeValue(forKey: number)
             if request.ephemeral, let caller = request.caller, error != IOBeaconProviders.OutcomeUnknown.name {
-                providers.ephemeral.forget(request.key, of: caller.connection.id)
+                ephemeral.forget(request.key, of: caller.connection.id)
             }
             request.caller?.connection.answerDeferred { $0.reply(error: reply) }
         } else {
@@ -95,7 +96,7 @@ extension BeaconBus {
             guard published.key.rawValue == request.key else {
                 throw BusError.notProvider(Int64(id), reason: "the change is of another key than request \(number)")
             }
-            providers.requests.removeValue(forKey: number)
+            requests.removeValue(forKey: number)
             let version = try applyPublished(published, floor: provider.resyncVersion)
             request.caller?.connection.answerDeferred { $0.reply("version", integer: version) }
         }
@@ -112,9 +113,9 @@ extension BeaconBus {
                 logger.notice(
                     "a provider is available again", metadata: ["subtrees": "\(provider.roots.map { $0 + ".**" })"])
             }
-            providers.byConnection[id]?.unavailable = nil
+            byConnection[id]?.unavailable = nil
             if provider.starting { restoreEphemeral(of: id) }
-            providers.byConnection[id]?.starting = false
+            byConnection[id]?.starting = false
             resumeWaiting()
         } else {
             let reason = try parameters.optionalString("reason") ?? "the provider is unavailable"
@@ -124,7 +125,7 @@ extension BeaconBus {
                     metadata: ["subtrees": "\(provider.roots.map { $0 + ".**" })", "reason": "\(reason)"])
             }
             let since = provider.unavailable?.sinceUsec ?? WallClock.nowUsec()
-            providers.byConnection[id]?.unavailable = ProviderRegistry.Unavailability(reason: reason, sinceUsec: since)
+            byConnection[id]?.unavailable = ProviderRegistry.Unavailability(reason: reason, sinceUsec: since)
         }
         refreshProviderAvailability()
         client.connection.reply([:])
@@ -135,22 +136,22 @@ extension BeaconBus {
     func expectProviders(of roots: [String]) {
         let since = WallClock.nowUsec()
         for root in roots {
-            providers.orphans[root] = ProviderRegistry.Unavailability(
+            orphans[root] = ProviderRegistry.Unavailability(
                 reason: "no provider has registered yet (the configuration names \(root).** in fleet.prefixes)",
                 sinceUsec: since)
         }
-        providers.hasClaims = true
+        hasClaims = true
         refreshProviderAvailability()
     }
 
     func refreshProviderAvailability() {
-        providers.hasUnavailable = providers.anyUnavailable
+        hasUnavailable = anyUnavailable
     }
 
     /// The provided subtrees, for Status: who provides each, and whether its writes work.
     func providerStatus() -> [JSONValue] {
         var states: [JSONValue] = []
-        for (id, provider) in providers.byConnection.sorted(by: { $0.key < $1.key }) {
+        for (id, provider) in byConnection.sorted(by: { $0.key < $1.key }) {
             var state: [String: JSONValue] = [
                 "subtrees": .array(provider.roots.map { .string($0 + ".**") }), "provider": .int(Int64(id)),
                 "pid": .int(Int64(provider.client.origin.pid)), "available": .bool(provider.unavailable == nil),
@@ -162,7 +163,7 @@ extension BeaconBus {
             }
             states.append(.object(state))
         }
-        for (root, orphan) in providers.orphans.sorted(by: { $0.key < $1.key }) {
+        for (root, orphan) in orphans.sorted(by: { $0.key < $1.key }) {
             states.append(
                 .object([
                     "subtrees": .array([.string(root + ".**")]), "available": .bool(false),
@@ -188,22 +189,22 @@ extension BeaconBus {
             // A resync too large for one message comes in parts; the keys it did not name go after the last.
             var published = provider.resyncing ?? []
             published.formUnion(changes.map(\.key.rawValue))
-            providers.byConnection[id]?.resyncing = more ? published : nil
+            byConnection[id]?.resyncing = more ? published : nil
             guard !more else {
-                client.connection.reply("version", integer: table.version)
+                client.connection.reply("version", integer: host?.currentVersion ?? 0)
                 return
             }
             for root in provider.roots {
-                guard let prefix = try? PropertyKey(root, limits: limits.keyLimits) else { continue }
-                for key in try table.keys(below: prefix)
+                guard let host, let prefix = try? PropertyKey(root, limits: host.limits.keyLimits) else { continue }
+                for key in try host.keys(below: prefix)
                 where key.rawValue != root && !published.contains(key.rawValue) {
-                    try delete(key.rawValue, origin: provider.client.origin)
-                    providers.providerVersions.removeValue(forKey: key.rawValue)
+                    _ = try host.delete(key.rawValue, origin: provider.client.origin)
+                    providerVersions.removeValue(forKey: key.rawValue)
                 }
             }
-            if let resyncVersion { providers.byConnection[id]?.resyncVersion = resyncVersion }
+            if let resyncVersion { byConnection[id]?.resyncVersion = resyncVersion }
         }
-        client.connection.reply("version", integer: table.version)
+        client.connection.reply("version", integer: host?.currentVersion ?? 0)
     }
 
     struct PublishedChange {
@@ -219,7 +220,8 @@ extension BeaconBus {
         guard case .object(let members) = change, case .string(let name)? = members["key"],
             case .int(let providerVersion)? = members["providerVersion"]
         else { throw .invalidParameter("changes") }
-        let key = try parseKey(name)
+        guard let host else { throw .invalidParameter("changes") }
+        let key = try host.parseKey(name)
         guard provider.roots.contains(where: { ProviderRegistry.contains($0, key.rawValue) }) else {
             throw BusError.notProvider(Int64(provider.client.connection.id), reason: "\(name) is outside its subtrees")
         }
@@ -227,8 +229,8 @@ extension BeaconBus {
         if let given = members["value"], given != .null {
             var bytes: [UInt8] = []
             given.encode(into: &bytes)
-            guard bytes.count <= limits.maxValueSize else {
-                throw BusError.valueTooLarge(name, size: bytes.count, limit: limits.maxValueSize)
+            guard bytes.count <= host.limits.maxValueSize else {
+                throw BusError.valueTooLarge(name, size: bytes.count, limit: host.limits.maxValueSize)
             }
             value = bytes
         }
@@ -246,17 +248,16 @@ extension BeaconBus {
     /// Applies a published change unless it is older than the key's last one, or, for a key the provider's last
     /// resync did not name, no newer than that resync (`floor`); returns the key's version after it.
     private func applyPublished(_ change: PublishedChange, floor: Int64) throws(VarlinkError) -> Int64 {
+        guard let host else { return 0 }
         let name = change.key.rawValue
-        let current = try table.entry(name)?.version ?? 0
-        if let known = providers.providerVersions[name] ?? (floor > 0 ? floor : nil), change.providerVersion <= known {
+        let current = try host.version(of: name) ?? 0
+        if let known = providerVersions[name] ?? (floor > 0 ? floor : nil), change.providerVersion <= known {
             return current
         }
-        providers.providerVersions[name] = change.providerVersion
+        providerVersions[name] = change.providerVersion
         guard let value = change.value else {
-            return try delete(name, origin: change.origin) ?? current
+            return try host.delete(name, origin: change.origin) ?? current
         }
-        let index = try table.index(forKey: name)
-        if let index, table.entries.values[index].holds(value, ownedBy: nil) { return current }
-        return store(key: change.key, value: value, at: index, ephemeralOwner: nil, origin: change.origin)
+        return try host.storeProvided(change.key, value: value, origin: change.origin) ?? current
     }
 }

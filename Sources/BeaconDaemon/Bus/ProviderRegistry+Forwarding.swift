@@ -2,7 +2,7 @@ import BeaconProtocol
 import NIOCore
 import VarlinkServer
 
-extension BeaconBus {
+extension ProviderRegistry {
     // MARK: Forwarding
 
     /// Forwards a Set or Unset of a provided key to its provider, and answers the call when the provider does;
@@ -12,8 +12,8 @@ extension BeaconBus {
     func forwardToProvider(
         method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, client: BusClient
     ) throws(VarlinkError) -> Bool {
-        guard providers.claim(of: key) != nil else { return false }
-        if providers.waits(key) || providers.waiting.contains(where: { $0.key == key }) {
+        guard claim(of: key) != nil else { return false }
+        if waits(key) || queue.waiting.contains(where: { $0.key == key }) {
             let waits = client.connection.deferReply()
             wait(
                 .call(
@@ -38,7 +38,7 @@ extension BeaconBus {
         caller: BusClient?
     ) throws(VarlinkError) {
         let id: Int
-        switch providers.claim(of: key) {
+        switch claim(of: key) {
         case nil: throw BusError.providerUnavailable(key, reason: "no provider claims the key")
         case .orphaned(let reason)?: throw BusError.providerUnavailable(key, reason: reason)
         case .provider(let found, let registered)?:
@@ -49,35 +49,35 @@ extension BeaconBus {
         }
         var ifProviderVersion: Int64?
         if let ifVersion {
-            let actual = try table.entry(key)?.version ?? 0
+            let actual = try host?.version(of: key) ?? 0
             guard actual == ifVersion else { throw BusError.versionMismatch(key, expected: ifVersion, actual: actual) }
             if actual == 0 {
                 ifProviderVersion = 0
-            } else if let known = providers.providerVersions[key] {
+            } else if let known = providerVersions[key] {
                 ifProviderVersion = known
             } else {
                 throw BusError.providerUnavailable(key, reason: "the provider has not published this key yet")
             }
         }
-        let (number, write) = providers.newRequest()
+        let (number, write) = newRequest()
         let request = ProviderRegistry.Request(
             caller: caller, method: method, key: key, value: value, ifVersion: ifVersion,
             ifProviderVersion: ifProviderVersion, ephemeral: ephemeral, origin: owner.origin, write: write)
         send(request, number: number, to: id)
         if ephemeral, method == "Set" {
-            providers.ephemeral.record(key, owner: owner.connection.id, value: value)
+            self.ephemeral.record(key, owner: owner.connection.id, value: value)
         }
     }
 
     /// Hands a request that a provider was sent before, unchanged, to provider `id`, under a new number.
     private func sendAgain(_ request: ProviderRegistry.Request, to id: Int) {
-        send(request, number: providers.newRequest().number, to: id)
+        send(request, number: newRequest().number, to: id)
     }
 
     /// Hands `request` to provider `id`'s connection, as request `number`.
     private func send(_ request: ProviderRegistry.Request, number: Int64, to id: Int) {
-        guard let provider = providers.byConnection[id] else { return }
-        providers.requests[number] = ProviderRegistry.Pending(provider: id, request: request)
+        guard let provider = byConnection[id] else { return }
+        requests[number] = ProviderRegistry.Pending(provider: id, request: request)
         provider.client.connection.sendEncoded { buffer in
             JSONWriter.appendASCII("{\"parameters\":{\"requests\":[{\"id\":", to: &buffer)
             JSONWriter.appendInt(number, to: &buffer)
@@ -108,13 +108,13 @@ extension BeaconBus {
     /// Sets again, create-only, the ephemeral keys of provider `id`'s subtrees that its resync found gone while
     /// their owners are still connected (the lease that carried them expired while no provider ran).
     func restoreEphemeral(of id: Int) {
-        guard !providers.ephemeral.values.isEmpty, let provider = providers.byConnection[id] else { return }
-        for (key, entry) in providers.ephemeral.values.sorted(by: { $0.key < $1.key }) {
-            guard (try? table.entry(key)) == nil,
+        guard !ephemeral.values.isEmpty, let provider = byConnection[id] else { return }
+        for (key, entry) in ephemeral.values.sorted(by: { $0.key < $1.key }) {
+            guard (try? host?.version(of: key)) == nil,
                 provider.roots.contains(where: { ProviderRegistry.contains($0, key) }),
-                let owner = clients[entry.owner]
+                let owner = host?.client(entry.owner)
             else { continue }
-            let (number, write) = providers.newRequest()
+            let (number, write) = newRequest()
             var request = ProviderRegistry.Request(
                 caller: nil, method: "Set", key: key, value: entry.value, ifVersion: nil, ifProviderVersion: 0,
                 ephemeral: true, origin: owner.origin, write: write)
@@ -127,16 +127,16 @@ extension BeaconBus {
 
     /// Keeps a write until its subtree's provider can take it, or its time is up.
     private func wait(_ kind: ProviderRegistry.Waiting.Kind, caller: BusClient?) {
-        providers.waiting.append(
-            ProviderRegistry.Waiting(kind: kind, caller: caller, deadline: .now() + providers.waitLimit))
+        queue.waiting.append(
+            ProviderRegistry.Waiting(kind: kind, caller: caller, deadline: .now() + queue.limit))
         scheduleWaitTimer()
     }
 
     /// Arms the timer for the first waiting write's deadline, unless it is armed.
     private func scheduleWaitTimer() {
-        guard providers.waitTimer == nil, let first = providers.waiting.first, let server else { return }
-        providers.waitTimer = server.eventLoop.assumeIsolated().scheduleTask(deadline: first.deadline) { [self] in
-            providers.waitTimer = nil
+        guard queue.timer == nil, let first = queue.waiting.first, let loop = host?.eventLoop else { return }
+        queue.timer = loop.assumeIsolated().scheduleTask(deadline: first.deadline) { [self] in
+            queue.timer = nil
             expireWaiting()
         }
     }
@@ -146,16 +146,16 @@ extension BeaconBus {
     private func expireWaiting() {
         let now = NIODeadline.now()
         var kept: [ProviderRegistry.Waiting] = []
-        for waiting in providers.waiting {
+        for waiting in queue.waiting {
             guard waiting.deadline <= now else {
                 kept.append(waiting)
                 continue
             }
-            let limit = "\(providers.waitLimit.nanoseconds / 1_000_000) ms"
+            let limit = "\(queue.limit.nanoseconds / 1_000_000) ms"
             let error: VarlinkError
             switch waiting.kind {
             case .call(_, let key, _, _, _, _):
-                let reason = providers.unavailability(of: key)?.reason ?? "no provider"
+                let reason = unavailability(of: key)?.reason ?? "no provider"
                 error = BusError.providerUnavailable(key, reason: "\(reason) (waited \(limit); not applied)")
             case .sent(let request):
                 error = BusError.outcomeUnknown(
@@ -165,28 +165,28 @@ extension BeaconBus {
             }
             waiting.caller?.connection.answerDeferred { $0.reply(error: error) }
         }
-        providers.waiting = kept
+        queue.waiting = kept
         scheduleWaitTimer()
     }
 
     /// Hands the waiting writes whose subtree's provider can take them now to it, in their order.
     func resumeWaiting() {
-        if !providers.unanswered.isEmpty {
+        if !queue.unanswered.isEmpty {
             var kept: [ProviderRegistry.Request] = []
-            for request in providers.unanswered {
-                guard let id = providers.readyProvider(of: request.key) else {
+            for request in queue.unanswered {
+                guard let id = readyProvider(of: request.key) else {
                     kept.append(request)
                     continue
                 }
                 sendAgain(request, to: id)
             }
-            providers.unanswered = kept
+            queue.unanswered = kept
         }
-        guard !providers.waiting.isEmpty else { return }
+        guard !queue.waiting.isEmpty else { return }
         var kept: [ProviderRegistry.Waiting] = []
-        for waiting in providers.waiting {
+        for waiting in queue.waiting {
             // A later write of a key stays behind an earlier one that still waits.
-            guard !providers.waits(waiting.key), !kept.contains(where: { $0.key == waiting.key }) else {
+            guard !waits(waiting.key), !kept.contains(where: { $0.key == waiting.key }) else {
                 kept.append(waiting)
                 continue
             }
@@ -200,7 +200,7 @@ extension BeaconBus {
                     waiting.caller?.connection.answerDeferred { $0.reply(error: error) }
                 }
             case .sent(let request):
-                guard let id = providers.readyProvider(of: request.key) else {
+                guard let id = readyProvider(of: request.key) else {
                     // The subtree's new provider does not claim this key: nobody can tell what became of it.
                     let error = BusError.outcomeUnknown(request.key, reason: "no provider claims the key any more")
                     waiting.caller?.connection.answerDeferred { $0.reply(error: error) }
@@ -209,10 +209,10 @@ extension BeaconBus {
                 sendAgain(request, to: id)
             }
         }
-        providers.waiting = kept
+        queue.waiting = kept
         if kept.isEmpty {
-            providers.waitTimer?.cancel()
-            providers.waitTimer = nil
+            queue.timer?.cancel()
+            queue.timer = nil
         }
     }
 
@@ -222,42 +222,42 @@ extension BeaconBus {
     /// provider are dropped.
     func providerConnectionClosed(_ client: BusClient) {
         let id = client.connection.id
-        if !providers.waiting.isEmpty {
-            providers.waiting.removeAll {
+        if !queue.waiting.isEmpty {
+            queue.waiting.removeAll {
                 if case .call(_, _, _, _, _, let owner) = $0.kind { owner === client } else { false }
             }
         }
-        let keys = providers.ephemeral.removeAll(of: id)
+        let keys = ephemeral.removeAll(of: id)
         if !keys.isEmpty {
             for key in keys.sorted() {
-                let (number, write) = providers.newRequest()
+                let (number, write) = newRequest()
                 let request = ProviderRegistry.Request(
                     caller: nil, method: "Unset", key: key, value: nil, ifVersion: nil, ifProviderVersion: nil,
                     ephemeral: false, origin: client.origin, write: write)
-                if let owner = providers.readyProvider(of: key) {
+                if let owner = readyProvider(of: key) {
                     send(request, number: number, to: owner)
-                } else if providers.claim(of: key) != nil {
-                    providers.unanswered.append(request)
+                } else if claim(of: key) != nil {
+                    queue.unanswered.append(request)
                 }
             }
         }
-        guard let provider = providers.byConnection.removeValue(forKey: id) else { return }
+        guard let provider = byConnection.removeValue(forKey: id) else { return }
         let reason = "the provider (pid \(client.origin.pid)) disconnected"
         let orphaned = ProviderRegistry.Unavailability(reason: reason, sinceUsec: WallClock.nowUsec())
-        for root in provider.roots { providers.orphans[root] = orphaned }
+        for root in provider.roots { orphans[root] = orphaned }
         refreshProviderAvailability()
-        for (number, pending) in providers.requests.sorted(by: { $0.key < $1.key }) where pending.provider == id {
-            providers.requests.removeValue(forKey: number)
+        for (number, pending) in requests.sorted(by: { $0.key < $1.key }) where pending.provider == id {
+            requests.removeValue(forKey: number)
             let request = pending.request
             if request.caller == nil {
-                providers.unanswered.append(request)
+                queue.unanswered.append(request)
             } else {
                 wait(.sent(request), caller: request.caller)
             }
         }
         for root in provider.roots {
-            for key in providers.providerVersions.keys where ProviderRegistry.contains(root, key) {
-                providers.providerVersions.removeValue(forKey: key)
+            for key in providerVersions.keys where ProviderRegistry.contains(root, key) {
+                providerVersions.removeValue(forKey: key)
             }
         }
         logger.notice(
