@@ -64,8 +64,8 @@ extension FanOut {
                 }
             }
             if !immediate.isEmpty {
-                subscription.outbox.overflow += overflow
-                sendNotifications(immediate, to: subscription)
+                sendNotifications(
+                    immediate, overflow: overflow + subscription.outbox.takeOverflow(), to: subscription)
             }
         }
         if verdict == .disconnect {
@@ -114,8 +114,7 @@ extension FanOut {
             }
         case .observe:
             let (notifications, overflow) = subscription.outbox.takeNotifications(account: account)
-            subscription.outbox.overflow = overflow
-            sendNotifications(notifications, to: subscription)
+            sendNotifications(notifications, overflow: overflow, to: subscription)
         }
     }
 
@@ -142,9 +141,8 @@ extension FanOut {
         subscription.outbox.dropped + parked.dropped(of: subscription)
     }
 
-    /// Sends `notifications` in one reply, with the overflow counted so far.
-    func sendNotifications(_ notifications: [Outbox.Notification], to subscription: Subscription) {
-        let overflow = subscription.outbox.takeOverflow()
+    /// Sends `notifications` in one reply, with `overflow`, the events lost before them.
+    func sendNotifications(_ notifications: [Outbox.Notification], overflow: Int, to subscription: Subscription) {
         let sequence = notifications.last?.sequence ?? self.sequence
         sendStreamReply(to: subscription) { buffer in
             StreamReply.notifications(notifications.map(\.json), sequence: sequence, overflow: overflow, into: &buffer)
@@ -183,7 +181,7 @@ extension FanOut {
                 let event = publishing.notifications[Int(position)]
                 return (event.sequence, Array(publishing.notificationBytes[event.start..<event.end]))
             }
-            sendNotifications(notifications, to: subscription)
+            sendNotifications(notifications, overflow: subscription.outbox.takeOverflow(), to: subscription)
         }
     }
 }

@@ -145,8 +145,8 @@ final class FanOut {
             ($0.name, $0.sequence)
         }
         if parked.count > 0 {
-            parked.count(publishing.changes, tick: tick)
-            parked.count(publishing.notifications, objects: publishing.objects, tick: tick)
+            parked.countMatches(publishing.changes, tick: tick)
+            parked.countMatches(publishing.notifications, objects: publishing.objects, tick: tick)
             if publishing.hasImmediate { deliverImmediateToParked() }
         }
         var encoded: [SelectionKey: ByteBuffer] = [:]
@@ -205,7 +205,7 @@ final class FanOut {
             if subscription.selection.isEmpty { return }
         }
         if isSuspended(subscription) {
-            keepSelection(of: subscription, policy: subscription.whileSuspended, suspended: true)
+            keepSelection(of: subscription, policy: subscription.policy.outboxPolicy, suspended: true)
             if subscription.policy == .drop { parking.append(subscription) }
             return
         }

@@ -3,7 +3,6 @@ import BeaconSystemd
 import Logging
 import NIOCore
 
-/// The bus's side of the lifecycle bridge: the state last reported, and the sleep participants.
 /// What the lifecycle service needs of the bus: to set and delete the daemon's own properties, post its
 /// notifications, tell the fan-out whether the session is active, keep a stream, and the loop it runs on.
 protocol LifecycleHost: AnyObject {
@@ -200,7 +199,7 @@ final class LifecycleService {
             "participants": .int(Int64(sleep.participants.count)),
             "sleepInhibitor": .bool(sleep.bridge?.status.sleepInhibitorHeld ?? false),
         ]
-        if let snapshot = snapshot {
+        if let snapshot {
             reply["state"] = .string(snapshot.state)
             reply["sessionActive"] = .bool(snapshot.sessionActive)
             reply["sessionLocked"] = .bool(snapshot.sessionLocked)

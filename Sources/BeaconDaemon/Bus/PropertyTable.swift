@@ -132,9 +132,7 @@ final class PropertyTable {
     /// Replays from before `floor` resync: the history that answered them (the settings' part of it) was let go.
     func raiseHistoryFloor(to floor: Int64) {
         guard floor > historyFloor else { return }
-        if uncommitted.counters == nil {
-            uncommitted.counters = (version, versionCeiling, historyFloor, writer.propertyCount)
-        }
+        keepCountersForUndo()
         history.floor = floor
         writer.record(.setMeta(name: "historyFloor", value: historyFloor))
     }
@@ -154,12 +152,18 @@ final class PropertyTable {
 
     /// The next number of the daemon-wide version counter.
     private func nextVersion() -> Int64 {
-        if uncommitted.counters == nil {
-            uncommitted.counters = (version, versionCeiling, historyFloor, writer.propertyCount)
-        }
+        keepCountersForUndo()
         version += 1
         if version >= versionCeiling { raiseCeiling() }
         return version
+    }
+
+    /// Keeps the counters as they were before the first change not yet committed, for ``rollBack()``.
+    @inline(__always)
+    private func keepCountersForUndo() {
+        if uncommitted.counters == nil {
+            uncommitted.counters = (version, versionCeiling, historyFloor, writer.propertyCount)
+        }
     }
 
     private func raiseCeiling() {

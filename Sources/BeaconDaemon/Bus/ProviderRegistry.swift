@@ -114,10 +114,6 @@ final class ProviderRegistry {
         var limit: TimeAmount = .milliseconds(5000)
     }
 
-    init(logger: Logger) {
-        self.logger = logger
-    }
-
     /// The providerVersion of each provided key's current value or deletion.
     var providerVersions: [String: Int64] = [:]
     /// The provided keys set as ephemeral.
@@ -148,6 +144,10 @@ final class ProviderRegistry {
             for key in owned where values[key]?.owner == owner { values.removeValue(forKey: key) }
             return owned
         }
+    }
+
+    init(logger: Logger) {
+        self.logger = logger
     }
 
     static func contains(_ root: String, _ key: String) -> Bool {

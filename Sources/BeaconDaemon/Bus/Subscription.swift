@@ -59,8 +59,6 @@ final class Subscription {
 
     /// What happens to events while delivery is suspended.
     let policy: DeliveryPolicy
-    /// ``policy``'s type.
-    let whileSuspended: any OutboxPolicy
     /// Delivery is suspended while the session is not active, besides while the client suspends it.
     let followsSession: Bool
     /// Observe only: the notifications posted with this object, or all when `nil`.
@@ -75,7 +73,6 @@ final class Subscription {
         self.client = client
         self.start = start
         self.policy = policy
-        self.whileSuspended = policy.outboxPolicy
         self.followsSession = followsSession
         self.object = object
     }

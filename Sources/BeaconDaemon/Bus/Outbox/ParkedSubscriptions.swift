@@ -91,7 +91,7 @@ final class ParkedSubscriptions {
     }
 
     /// Counts a tick's changes for the watch groups they match.
-    func count(_ changes: [ChangeEvent], tick: Int) {
+    func countMatches(_ changes: [ChangeEvent], tick: Int) {
         guard !watchIndex.isEmpty else { return }
         forEachRun(of: changes, in: watchIndex, key: \.key, tick: tick) { group, run in
             group.matched += run.count
@@ -100,7 +100,7 @@ final class ParkedSubscriptions {
 
     /// Counts a tick's notifications for the observe groups they match, except those posted with
     /// `deliverImmediately`, which are delivered (``immediateDeliveries(_:objects:)``).
-    func count(_ notifications: [NotificationEvent], objects: [String], tick: Int) {
+    func countMatches(_ notifications: [NotificationEvent], objects: [String], tick: Int) {
         guard !observeIndex.isEmpty else { return }
         forEachRun(of: notifications, in: observeIndex, key: \.name, tick: tick) { group, run in
             if group.key.object == nil {
