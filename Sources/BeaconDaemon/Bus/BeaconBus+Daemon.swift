@@ -123,44 +123,26 @@ extension BeaconBus {
 
     /// Sets a reserved property on the daemon's own behalf (for example the lifecycle bridge); `nil` deletes it.
     package func setSystemProperty(_ name: String, _ value: JSONValue?) {
-        guard let key = try? PropertyKey(name) else {
-            logger.error("invalid system property key", metadata: ["key": "\(name)"])
-            return
-        }
-        if let value {
-            var encoded: [UInt8] = []
-            value.encode(into: &encoded)
-            let index: [String: PropertyTable.Entry].Index?
-            do {
-                index = try table.index(forKey: name)
-            } catch {
-                logger.error("cannot read a system property", metadata: ["key": "\(name)", "error": "\(error)"])
-                return
-            }
-            if let index, table.entries.values[index].value == encoded { return }
-            _ = store(key: key, value: encoded, at: index, ephemeralOwner: nil, origin: .daemon)
-        } else {
-            do {
-                try delete(name, origin: .daemon)
-            } catch {
-                logger.error("cannot read a system property", metadata: ["key": "\(name)", "error": "\(error)"])
-            }
-        }
+        properties.setSystemProperty(name, value)
     }
 
     /// Posts a notification on the daemon's own behalf.
     package func postSystemNotification(_ name: String, userInfo: JSONValue?) {
-        guard let key = try? PropertyKey(name) else {
+        guard notifications.postSystemNotification(name, userInfo: userInfo) else {
             logger.error("invalid system notification name", metadata: ["name": "\(name)"])
             return
         }
-        var encoded: [UInt8]?
-        if let userInfo {
-            var bytes: [UInt8] = []
-            userInfo.encode(into: &bytes)
-            encoded = bytes
-        }
-        post(name: key, userInfo: encoded, origin: .daemon)
+    }
+
+    /// Reads the schema and lockdown directories again and applies what changed (``SettingsService/reload(changed:)``).
+    package func reloadSettingsFiles(changed: Set<String>? = nil) {
+        settingsService.reload(changed: changed)
+    }
+
+    /// Uses `paths` from now on and reads them.
+    func updateSettingsPaths(_ paths: SettingsPaths) {
+        settingsService.paths = paths
+        settingsService.reload()
     }
 }
 
@@ -190,8 +172,10 @@ extension BeaconBus: ProvidersHost {
     }
 
     func storeProvided(_ key: PropertyKey, value: [UInt8], origin: Origin) throws(VarlinkError) -> Int64? {
-        let index = try table.index(forKey: key.rawValue)
-        if let index, table.entries.values[index].holds(value, ownedBy: nil) { return nil }
-        return store(key: key, value: value, at: index, ephemeralOwner: nil, origin: origin)
+        try properties.storeUnlessHeld(key, value: value, origin: origin)
+    }
+
+    func delete(_ name: String, origin: Origin) throws(VarlinkError) -> Int64? {
+        try properties.delete(name, origin: origin)
     }
 }

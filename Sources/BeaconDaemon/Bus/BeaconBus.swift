@@ -6,27 +6,26 @@ import VarlinkServer
 
 /// The bus: properties, notifications and their subscribers, served as a ``VarlinkService``.
 ///
-/// Lives on the server's event loop and composes parts with one concern each: the ``PropertyTable``, the
-/// ``StoreWriter`` behind a ``PropertyStorage``, the ``FanOut`` of events to subscribers, the ``SleepParticipants``
-/// and the method table (``BusMethods``). Calls of one tick change the table at once; at the end of the tick
+/// Lives on the server's event loop. The services own their state and their methods: ``PropertiesService``,
+/// ``NotificationsService``, ``SettingsService``, ``ProviderRegistry`` and ``LifecycleService``, with
+/// ``DaemonStatus``; the method table (``BusMethods``) hands each call to its service. The bus owns the clients and
+/// the transaction (``BusTransaction``): calls of one tick change the table at once; at the end of the tick
 /// (``tickEnded()``) their store writes are committed in one transaction, then the tick's events are fanned out,
 /// then every connection's output is written. So a Set is answered, and watchers learn of it, only after it is
 /// durable. When the commit fails, the tick is undone: nothing is published, and every call of the tick is answered
 /// with `io.beacon.StoreFailed`.
 package final class BeaconBus: VarlinkService {
-    static let reservedPrefixes: [String] = ["lifecycle", "session", "system", "desktop", "daemon"]
-
     package var interfaceDescriptions: [(name: String, description: String)] { BeaconInterfaces.all }
 
     // The services: each owns its state; the bus owns the transaction (collect the tick's changes, commit, then fan
     // out) and the clients.
-    /// The store's writes of the tick, and the version marker beside the store.
-    let writer: StoreWriter
-    /// The properties and their versions.
-    let table: PropertyTable
-    /// Subscriptions and the delivery of the tick's events.
-    let fanOut: FanOut
-    /// Schemas, defaults and locks.
+    /// The tick's store writes and events, and the request for its end.
+    let transaction: BusTransaction
+    /// `io.beacon.Properties`: the properties and their versions.
+    let properties: PropertiesService
+    /// `io.beacon.Notifications`.
+    let notifications: NotificationsService
+    /// `io.beacon.Settings`: schemas, defaults and locks.
     let settingsService = SettingsService()
     /// Subtrees whose writes a client decides (io.beacon.Providers).
     let providers: ProviderRegistry
@@ -37,19 +36,15 @@ package final class BeaconBus: VarlinkService {
 
     let logger: Logger
     var limits: DaemonLimits
-    private(set) var server: VarlinkServerContext?
     var clients: [Int: BusClient] = [:]
-    /// The end of the current tick: streams begun in it, and whether the server was asked for it (read by every
-    /// Set, ``requestEndOfTick()``).
-    private var tick = TickState()
 
-    struct TickState {
-        /// Clients that began a stream in this tick: a failed commit ends their streams again.
-        var streams: [BusClient] = []
-        /// ``requestEndOfTick()`` asked the server for an end of tick that has not begun yet.
-        var endRequested = false
-    }
-
+    /// The store's writes of the tick, and the version marker beside the store.
+    var writer: StoreWriter { transaction.writer }
+    /// The properties and their versions.
+    var table: PropertyTable { properties.table }
+    /// Subscriptions and the delivery of the tick's events.
+    var fanOut: FanOut { transaction.fanOut }
+    var server: VarlinkServerContext? { transaction.server }
     /// The address clients reach the bus at.
     var address: String { server?.address ?? "" }
     /// The version marker beside the store.
@@ -65,14 +60,7 @@ package final class BeaconBus: VarlinkService {
         }
     }
     /// The schemas and locks in force.
-    var settings: SettingsOverlay {
-        get { settingsService.overlay }
-        set { settingsService.overlay = newValue }
-    }
-    /// ``settings``' epoch, read by every Set of a key with a cached rule.
-    var settingsEpoch: UInt32 { settingsService.epoch }
-    /// Whether any schema or lock is in force: what the hot paths check, without touching ``settings``.
-    var hasSettings: Bool { settingsService.hasSettings }
+    var settings: SettingsOverlay { settingsService.overlay }
 
     /// Opens the bus on the contents of `storage`, with the `marker` kept beside it. Runs on the event loop.
     init(
@@ -83,15 +71,22 @@ package final class BeaconBus: VarlinkService {
         settings settingsPaths: SettingsPaths? = nil,
         logger: Logger
     ) throws {
-        self.writer = StoreWriter(storage: storage, marker: marker)
-        self.table = PropertyTable(writer: writer, historyLimit: historyLimit)
-        self.fanOut = FanOut(limits: limits, logger: logger)
+        let writer = StoreWriter(storage: storage, marker: marker)
+        let table = PropertyTable(writer: writer, historyLimit: historyLimit)
+        transaction = BusTransaction(
+            writer: writer, table: table, fanOut: FanOut(limits: limits, logger: logger), status: daemonStatus,
+            logger: logger)
+        providers = ProviderRegistry(logger: logger)
+        properties = PropertiesService(
+            table: table, transaction: transaction, settings: settingsService, providers: providers, limits: limits,
+            logger: logger)
+        notifications = NotificationsService(transaction: transaction, limits: limits)
         self.limits = limits
         self.logger = logger
         self.lifecycle = LifecycleService(logger: logger)
-        self.providers = ProviderRegistry(logger: logger)
         lifecycle.bus = self
         providers.host = self
+        settingsService.host = properties
         let recorded = marker?.read()
         let contents = try storage.load()
         var stored = try table.load(contents, now: startedUsec) { table, key, reason in
@@ -127,7 +122,7 @@ package final class BeaconBus: VarlinkService {
         if let settingsPaths {
             settingsService.paths = settingsPaths
             _ = settingsService.readFiles(limits: limits)
-            rebuildSettings(quietly: true)
+            settingsService.rebuild(quietly: true)
         }
         // What the files say may have changed while the daemon was stopped: replays from before now resync.
         let fingerprint = settings.fingerprint
@@ -136,7 +131,7 @@ package final class BeaconBus: VarlinkService {
             writer.record(.setMeta(name: "settingsFingerprint", value: fingerprint))
         }
         try writer.commit()
-        recordMarker()
+        transaction.recordMarker()
         logger.info(
             "store opened",
             metadata: [
@@ -144,16 +139,6 @@ package final class BeaconBus: VarlinkService {
                 "tombstones": "\(table.tombstones.count)", "version": "\(table.version)",
             ]
         )
-    }
-
-    /// Writes the ceiling and the highest stored version to the marker after a commit.
-    private func recordMarker() {
-        guard let marker else { return }
-        let contents = VersionMarker.Contents(
-            ceiling: table.versionCeiling, stored: writer.storedVersion, storedKey: writer.storedKey)
-        if !marker.record(contents) {
-            logger.error("cannot write the version marker", metadata: ["marker": "\(marker.path)"])
-        }
     }
 
     /// Records, after a clean shutdown, that no version above the current one was handed out, so that the next
@@ -170,14 +155,15 @@ package final class BeaconBus: VarlinkService {
     func updateLimits(_ limits: DaemonLimits, historyLimit: Int) {
         self.limits = limits
         fanOut.limits = limits
+        properties.limits = limits
+        notifications.limits = limits
         table.historyLimit = historyLimit
     }
 
     // MARK: VarlinkService
 
     package func attached(to server: VarlinkServerContext) {
-        self.server = server
-        fanOut.budget = server.budget
+        transaction.attached(to: server)
     }
 
     package func connectionOpened(_ connection: VarlinkConnection) -> BusClient {
@@ -190,9 +176,9 @@ package final class BeaconBus: VarlinkService {
     package func connectionClosed(_ connection: VarlinkConnection, client: BusClient) {
         clients.removeValue(forKey: connection.id)
         endStream(of: client)
-        deleteEphemeral(of: connection.id, origin: client.origin)
+        properties.deleteEphemeral(of: connection.id, origin: client.origin)
         if providers.hasClaims { providers.providerConnectionClosed(client) }
-        if settingsService.unregister(connection.id) { rebuildSettings() }
+        if settingsService.unregister(connection.id) { settingsService.rebuild() }
         reportStatusIfChanged()
     }
 
@@ -223,10 +209,10 @@ package final class BeaconBus: VarlinkService {
 
     /// Store writes and events wait for the end of the tick: one transaction and one fan-out for every client
     /// that wrote in it.
-    package var batchesAtEndOfTick: Bool { writer.hasPending || fanOut.hasEvents }
+    package var batchesAtEndOfTick: Bool { transaction.hasWork }
 
     package func tickEnded() {
-        tick.endRequested = false
+        transaction.endRequested = false
         commitAndPublish()
         // Checked here too: the end of every tick passes this way.
         if statusReporter != nil { reportStatusIfChanged() }
@@ -247,67 +233,31 @@ package final class BeaconBus: VarlinkService {
 
     // MARK: Tick
 
-    /// Has ``tickEnded()`` run at the end of this tick; asks the server once per tick.
+    /// Has ``tickEnded()`` run at the end of this tick.
     func requestEndOfTick() {
-        guard !tick.endRequested else { return }
-        tick.endRequested = true
-        server?.scheduleEndOfTick()
+        transaction.requestEndOfTick()
     }
 
     /// A client began a Watch, Observe or HoldSleep in this tick.
     func streamBegan(_ client: BusClient) {
-        tick.streams.append(client)
-        requestEndOfTick()
+        transaction.streamBegan(client)
     }
 
-    /// Commits the tick's store writes, then delivers its events. Delivering can close connections (slow
-    /// subscribers), whose ephemeral properties then go away with new events: those are committed and delivered in
-    /// the same tick.
+    /// Commits the tick's store writes, then delivers its events (``BusTransaction/commitAndPublish()``); undoes the
+    /// tick when the commit fails.
     private func commitAndPublish() {
-        // A tick of reads only (a Get, say) has nothing to commit or deliver.
-        guard writer.hasPending || fanOut.hasEvents || !tick.streams.isEmpty || table.hasUncommittedChanges else {
-            return
-        }
-        for _ in 0..<8 {
-            let writes = writer.hasPending
-            do {
-                try writer.commit()
-            } catch {
-                undoTick(error)
-                return
-            }
-            if writes { recordMarker() }
-            if writes, let failure = daemonStatus.storeFailure {
-                daemonStatus.storeFailure = nil
-                logger.notice(
-                    "the store takes writes again",
-                    metadata: ["failingSinceUsec": "\(failure.sinceUsec)", "lastError": "\(failure.reason)"])
-            }
-            table.committed()
-            if !tick.streams.isEmpty { tick.streams.removeAll(keepingCapacity: true) }
-            guard fanOut.hasEvents else { return }
-            fanOut.publish()
-        }
-        requestEndOfTick()
+        if let error = transaction.commitAndPublish() { undoTick(error) }
     }
 
     /// The commit of the tick failed: its changes are undone and not published, and its calls are answered with
     /// an error instead.
     private func undoTick(_ error: any Error) {
-        // Logged when the store starts failing and when it recovers, not at every failed tick.
-        if daemonStatus.storeFailure == nil {
-            logger.error(
-                "store commit failed; writes fail until it succeeds again: \(error)",
-                metadata: ["operations": "\(writer.pending.count)"])
-        }
-        daemonStatus.storeFailure = (daemonStatus.storeFailure?.sinceUsec ?? WallClock.nowUsec(), "\(error)")
-        table.rollBack()
-        fanOut.discardTick()
+        transaction.undo(after: error)
         let failure = BusError.storeFailed("\(error)")
-        for client in tick.streams {
+        for client in transaction.streams {
             endStream(of: client)
         }
-        tick.streams.removeAll()
+        transaction.streams.removeAll()
         if let server {
             for connection in server.tick.queuedConnections {
                 connection.failCallsOfThisTick(with: failure)
@@ -315,49 +265,11 @@ package final class BeaconBus: VarlinkService {
         }
         // Connections that closed in the tick still own ephemeral properties: they go away in the next one.
         for owner in table.ephemeralKeys.keys where clients[owner] == nil {
-            deleteEphemeral(of: owner, origin: .daemon)
+            properties.deleteEphemeral(of: owner, origin: .daemon)
         }
     }
 
-    // MARK: Changes
-
-    /// Stores a value and queues its change event; returns the change's version. `index` is the key's entry in
-    /// the table, if it has one.
-    func store(
-        key: PropertyKey,
-        value: [UInt8],
-        at index: [String: PropertyTable.Entry].Index?,
-        ephemeralOwner: Int?,
-        origin: Origin,
-        rule: SettingsOverlay.Rule = .unknown
-    ) -> Int64 {
-        let change = table.set(
-            key: key, value: value, at: index, ephemeralOwner: ephemeralOwner, origin: origin,
-            now: WallClock.nowUsec())
-        let version = change.version
-        publish(change, rule: rule)
-        requestEndOfTick()
-        return version
-    }
-
-    /// Deletes a property and queues its change event; returns the deletion's version, `nil` when it had no value.
-    @discardableResult
-    func delete(_ name: String, origin: Origin) throws(VarlinkError) -> Int64? {
-        // The table deletes what it holds in memory: a key not read since the start is read first.
-        guard try table.index(forKey: name) != nil,
-            let change = table.delete(name, origin: origin, now: WallClock.nowUsec())
-        else { return nil }
-        publish(change)
-        requestEndOfTick()
-        return change.version
-    }
-
-    private func deleteEphemeral(of owner: Int, origin: Origin) {
-        let changes = table.deleteEphemeral(of: owner, origin: origin, now: WallClock.nowUsec())
-        guard !changes.isEmpty else { return }
-        for change in changes { publish(change) }
-        requestEndOfTick()
-    }
+    // MARK: Streams
 
     /// Ends the Watch, Observe or HoldSleep that `client` runs, if any.
     private func endStream(of client: BusClient) {
@@ -372,25 +284,19 @@ package final class BeaconBus: VarlinkService {
         lifecycle.sleep.left(client.connection.id, logger: logger)
     }
 
-    /// What a subscription's index entries cost, charged to its uid: about 512 bytes a pattern besides its text.
-    static func cost(of patterns: [KeyPattern]) -> Int {
-        patterns.reduce(0) { $0 + 512 + $1.rawValue.utf8.count }
+    /// `io.beacon.Suspend`: suspends the delivery of the stream on this connection, once more.
+    func suspend(client: BusClient) {
+        client.suspensions += 1
+        client.connection.reply([:])
     }
 
-    /// Starts `subscription`, or fails (and closes the connection after the error) when its uid's budget cannot
-    /// take it.
-    func addSubscription(_ subscription: Subscription) throws(VarlinkError) {
-        let client = subscription.client
-        let cost = Self.cost(of: subscription.patterns)
-        if let budget = server?.budget {
-            guard budget.charge(cost, to: client.connection.credentials.uid) else {
-                client.connection.close()
-                throw BusError.limitExceeded("maxBytesPerUid", maximum: budget.limit)
-            }
-            client.chargedBytes = cost
+    /// `io.beacon.Resume`: takes back one Suspend; the last one delivers what was kept.
+    func resume(client: BusClient) throws(VarlinkError) {
+        guard client.suspensions > 0 else { throw BusError.notSuspended() }
+        client.suspensions -= 1
+        if client.suspensions == 0, let subscription = client.subscription {
+            fanOut.resumeDelivery(of: subscription)
         }
-        fanOut.add(subscription)
-        subscription.client.subscription = subscription
-        streamBegan(subscription.client)
+        client.connection.reply([:])
     }
 }

@@ -19,55 +19,55 @@ enum BusMethods {
     static let table: [String: Method] = [
         IOBeaconProperties.Get.method: Method(IOBeaconProperties.Get.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.get(parameters, client: client)
+            try bus.properties.get(parameters, client: client)
         },
         IOBeaconProperties.Set.method: Method(IOBeaconProperties.Set.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.set(parameters, client: client)
+            try bus.properties.set(parameters, client: client)
         },
         IOBeaconProperties.Unset.method: Method(IOBeaconProperties.Unset.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.unset(parameters, client: client)
+            try bus.properties.unset(parameters, client: client)
         },
         IOBeaconProperties.List.method: Method(IOBeaconProperties.List.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.list(parameters, client: client)
+            try bus.properties.list(parameters, client: client)
         },
         IOBeaconProperties.Watch.method: Method(IOBeaconProperties.Watch.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.watch(parameters, client: client)
+            try bus.properties.watch(parameters, client: client)
         },
         IOBeaconNotifications.Post.method: Method(IOBeaconNotifications.Post.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.post(parameters, client: client)
+            try bus.notifications.post(parameters, client: client)
         },
         IOBeaconNotifications.Observe.method: Method(IOBeaconNotifications.Observe.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.observe(parameters, client: client)
+            try bus.notifications.observe(parameters, client: client)
         },
         IOBeaconSettings.Describe.method: Method(IOBeaconSettings.Describe.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.describe(parameters, client: client)
+            try bus.settingsService.describe(parameters, client: client)
         },
         IOBeaconSettings.Reset.method: Method(IOBeaconSettings.Reset.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.reset(parameters, client: client)
+            try bus.settingsService.reset(parameters, client: client)
         },
         IOBeaconSettings.Schemas.method: Method(IOBeaconSettings.Schemas.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.schemas(parameters, client: client)
+            try bus.settingsService.schemas(parameters, client: client)
         },
         IOBeaconSettings.Register.method: Method(IOBeaconSettings.Register.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.register(parameters, client: client)
+            try bus.settingsService.register(parameters, client: client)
         },
         IOBeaconSettings.Dump.method: Method(IOBeaconSettings.Dump.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.dump(parameters, client: client)
+            try bus.settingsService.dump(parameters, client: client)
         },
         IOBeaconSettings.Load.method: Method(IOBeaconSettings.Load.mode) {
             bus, parameters, client throws(VarlinkError) in
-            try bus.load(parameters, client: client)
+            try bus.settingsService.load(parameters, client: client)
         },
         IOBeaconProviders.Provide.method: Method(IOBeaconProviders.Provide.mode) {
             bus, parameters, client throws(VarlinkError) in
@@ -118,13 +118,13 @@ enum BusMethods {
     static func handleInPlace(_ call: VarlinkCallView, client: BusClient, bus: BeaconBus) throws(VarlinkError) -> Bool {
         let parameters = CallParameters(call)
         if call.methodIs(IOBeaconNotifications.Post.staticMethod) {
-            try bus.post(parameters, client: client)
+            try bus.notifications.post(parameters, client: client)
         } else if call.methodIs(IOBeaconProperties.Get.staticMethod) {
-            try bus.get(parameters, client: client)
+            try bus.properties.get(parameters, client: client)
         } else if call.methodIs(IOBeaconProperties.Set.staticMethod) {
-            try bus.set(parameters, client: client)
+            try bus.properties.set(parameters, client: client)
         } else if call.methodIs(IOBeaconProperties.Unset.staticMethod) {
-            try bus.unset(parameters, client: client)
+            try bus.properties.unset(parameters, client: client)
         } else {
             return false
         }

@@ -63,10 +63,10 @@ struct CallParameters {
     /// pass through the `String`.
     func stringNotingASCII(_ name: StaticString) throws(VarlinkError) -> (String, isASCII: Bool) {
         if inPlace, let utf8 = view.parameter(name)?.unescapedUTF8 {
-            return (String(decoding: utf8, as: UTF8.self), BeaconBus.isASCII(utf8))
+            return (String(decoding: utf8, as: UTF8.self), BusNames.isASCII(utf8))
         }
         let string = try string(name)
-        return (string, BeaconBus.isASCII(string))
+        return (string, BusNames.isASCII(string))
     }
 
     func optionalString(_ name: StaticString) throws(VarlinkError) -> String? {

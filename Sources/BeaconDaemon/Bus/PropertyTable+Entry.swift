@@ -45,7 +45,7 @@ extension PropertyTable {
         /// Whether the entry holds `value` (the same compact text) with `owner` as its ephemeral owner. Mutating
         /// only so that a call through the table's dictionary reaches the entry in place instead of copying it out.
         mutating func holds(_ value: [UInt8], ownedBy owner: Int?) -> Bool {
-            ephemeralOwner == owner && BeaconBus.sameValue(self.value, value)
+            ephemeralOwner == owner && BusNames.sameValue(self.value, value)
         }
 
         /// Gives the entry a new value, version, time and origin (and no cached Get reply), keeping its owner, its

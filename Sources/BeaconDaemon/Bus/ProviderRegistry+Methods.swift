@@ -7,7 +7,8 @@ extension ProviderRegistry {
 
     func provide(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         guard let host else { throw BusError.providerUnavailable("", reason: "the daemon is stopping") }
-        let patterns = try host.parsePatterns(try parameters.stringArray("patterns"), interface: IOBeaconProviders.name)
+        let patterns = try host.limits.parsePatterns(
+            try parameters.stringArray("patterns"), interface: IOBeaconProviders.name)
         var roots: [String] = []
         for pattern in patterns {
             let text = pattern.rawValue
@@ -16,7 +17,7 @@ extension ProviderRegistry {
                     IOBeaconProviders.name, text, reason: "a provider's pattern is a key followed by .**")
             }
             let root = String(text.dropLast(3))
-            guard !BeaconBus.isReserved(root) else { throw BusError.readOnly(root) }
+            guard !BusNames.isReserved(root) else { throw BusError.readOnly(root) }
             guard !roots.contains(where: { ProviderRegistry.overlap($0, root) }) else {
                 throw BusError.providerConflict(text)
             }
@@ -221,7 +222,7 @@ extension ProviderRegistry {
             case .int(let providerVersion)? = members["providerVersion"]
         else { throw .invalidParameter("changes") }
         guard let host else { throw .invalidParameter("changes") }
-        let key = try host.parseKey(name)
+        let key = try host.limits.parseKey(name)
         guard provider.roots.contains(where: { ProviderRegistry.contains($0, key.rawValue) }) else {
             throw BusError.notProvider(Int64(provider.client.connection.id), reason: "\(name) is outside its subtrees")
         }

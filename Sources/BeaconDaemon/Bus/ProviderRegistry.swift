@@ -238,8 +238,7 @@ extension BusError {
 }
 
 /// What the providers' service needs of the bus: the version of a key and the keys below a prefix, to store and
-/// delete the values providers publish, a client by its connection, the parsing of keys and patterns under the
-/// limits, and the loop.
+/// delete the values providers publish, a client by its connection, the limits, and the loop.
 protocol ProvidersHost: AnyObject {
     var eventLoop: (any EventLoop)? { get }
     var limits: DaemonLimits { get }
@@ -253,6 +252,4 @@ protocol ProvidersHost: AnyObject {
     func delete(_ name: String, origin: Origin) throws(VarlinkError) -> Int64?
     /// Stores a value a provider published; returns its version, `nil` when the key held that value already.
     func storeProvided(_ key: PropertyKey, value: [UInt8], origin: Origin) throws(VarlinkError) -> Int64?
-    func parseKey(_ string: String) throws(VarlinkError) -> PropertyKey
-    func parsePatterns(_ strings: [String], interface: String) throws(VarlinkError) -> [KeyPattern]
 }

@@ -128,7 +128,7 @@ public struct DaemonConfiguration: Sendable {
             } catch {
                 throw ConfigurationError(key: "fleet.prefixes", reason: "\"\(prefix)\" is not a key: \(error.reason)")
             }
-            guard !BeaconBus.isReserved(key.rawValue) else {
+            guard !BusNames.isReserved(key.rawValue) else {
                 throw ConfigurationError(key: "fleet.prefixes", reason: "\"\(prefix)\" is a reserved subtree")
             }
         }

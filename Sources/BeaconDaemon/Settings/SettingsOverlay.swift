@@ -4,7 +4,7 @@ import Synchronization
 /// What the schemas and the lockdown files in force say about keys, compiled for the bus's lookups.
 ///
 /// Immutable: a reload or a registration compiles a new one, and the bus compares the two to tell its watchers what
-/// changed (``BeaconBus/replaceSettings(_:)``).
+/// changed (``PropertiesService/apply(_:quietly:)``).
 ///
 /// Precedence:
 /// - Schemas: the first declaration of a key wins, in the order the sources are given (the user's data dir, then each

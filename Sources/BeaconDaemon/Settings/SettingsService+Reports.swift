@@ -74,7 +74,7 @@ extension SettingsService {
                 var object: [String: JSONValue] = [
                     "key": .string(rule.pattern.rawValue), "line": .int(Int64(rule.line)),
                 ]
-                if let forced = rule.forcedValue { object["value"] = BeaconBus.parsedValue(forced) }
+                if let forced = rule.forcedValue { object["value"] = Self.parsedValue(forced) }
                 return .object(object)
             }
             lockdown.append(.object(["file": .string(source.path), "rules": .array(rules)]))

@@ -3,9 +3,12 @@ import BeaconProtocol
 /// The settings' state: what the schema and lockdown files said when last read, the schemas connections registered,
 /// the overlay compiled from both, and the versions of the changes the overlay made to what keys show.
 ///
-/// The bus applies a new overlay (``BeaconBus/replaceSettings(_:quietly:)``) because applying one publishes change
-/// events through the property table; everything else about the settings' sources is kept here.
+/// Serves `io.beacon.Settings`. The properties are reached through ``SettingsHost``: it applies a new overlay
+/// (applying one publishes change events through the property table), and the methods read and write stored values
+/// through it.
 final class SettingsService {
+    /// The properties; set by the bus.
+    weak var host: (any SettingsHost)?
     /// Where schemas and lockdown files are read from; `nil` when there are none (in-process tests).
     var paths: SettingsPaths?
     /// What the schema and lockdown files said when last read.

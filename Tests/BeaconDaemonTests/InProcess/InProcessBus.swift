@@ -196,6 +196,13 @@ final class InProcessBus {
 
 /// Calls as a client writes them.
 enum Call {
+    /// A call of `method` (its full name) with `parameters`.
+    static func method(_ method: String, _ parameters: JSONValue, more: Bool = false) -> JSONValue {
+        var call: [String: JSONValue] = ["method": .string(method), "parameters": parameters]
+        if more { call["more"] = true }
+        return .object(call)
+    }
+
     static func set(_ key: String, _ value: JSONValue) -> JSONValue {
         ["method": "io.beacon.Properties.Set", "parameters": ["key": .string(key), "value": value]]
     }

@@ -1,6 +1,23 @@
 import BeaconProtocol
 
-extension BeaconBus {
+/// `io.beacon.Notifications`: posts and their observers.
+///
+/// A notification is not stored: a post is numbered and queued in the tick's ``BusTransaction``, whose ``FanOut``
+/// delivers it at the end of the tick to the observers connected then. Post is also answered read in place
+/// (``BusMethods/handleInPlace(_:client:bus:)``).
+final class NotificationsService {
+    /// The tick's transaction, asked for the end of the tick.
+    let transaction: BusTransaction
+    /// The transaction's fan-out, where posts are queued (held here too: a post reaches it without a second load).
+    let fanOut: FanOut
+    var limits: DaemonLimits
+
+    init(transaction: BusTransaction, limits: DaemonLimits) {
+        self.transaction = transaction
+        self.fanOut = transaction.fanOut
+        self.limits = limits
+    }
+
     func post(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("name")
         let key: PropertyKey
@@ -9,7 +26,7 @@ extension BeaconBus {
         } catch {
             throw BusError.invalidName(name, reason: error.reason)
         }
-        guard !Self.isReserved(name) else {
+        guard !BusNames.isReserved(name) else {
             throw BusError.invalidName(
                 name, reason: "names below lifecycle, session, system, desktop and daemon are reserved")
         }
@@ -38,7 +55,7 @@ extension BeaconBus {
         }
         let posted = fanOut.post(
             key, begun: start, in: &bytes, origin: client.origin.encodedJSON, object: object, immediate: immediate)
-        requestEndOfTick()
+        transaction.requestEndOfTick()
         client.connection.reply("sequence", integer: posted)
     }
 
@@ -55,22 +72,35 @@ extension BeaconBus {
             bytes.append(contentsOf: userInfo)
         }
         let posted = fanOut.post(name, begun: start, in: &bytes, origin: origin.encodedJSON)
-        requestEndOfTick()
+        transaction.requestEndOfTick()
         return posted
     }
 
+    /// Posts a notification on the daemon's own behalf.
+    func postSystemNotification(_ name: String, userInfo: JSONValue?) -> Bool {
+        guard let key = try? PropertyKey(name) else { return false }
+        var encoded: [UInt8]?
+        if let userInfo {
+            var bytes: [UInt8] = []
+            userInfo.encode(into: &bytes)
+            encoded = bytes
+        }
+        post(name: key, userInfo: encoded, origin: .daemon)
+        return true
+    }
+
     func observe(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        let patterns = try parsePatterns(
+        let patterns = try limits.parsePatterns(
             try parameters.stringArray("patterns"),
             interface: IOBeaconNotifications.name
         )
-        let delivery = try deliveryOptions(parameters)
+        let delivery = try parameters.deliveryOptions()
         let object = try parameters.optionalString("object")
         let current = fanOut.sequence
         let subscription = Subscription(
             kind: .observe, patterns: patterns, client: client, start: current, policy: delivery.policy,
             followsSession: delivery.followsSession, object: object)
-        try addSubscription(subscription)
+        try transaction.subscribe(subscription)
         client.connection.sendEncoded { buffer in
             StreamReply.noNotifications(sequence: current, into: &buffer)
         }
@@ -78,32 +108,14 @@ extension BeaconBus {
     }
 }
 
-extension BeaconBus {
+extension CallParameters {
     /// The `whileSuspended` and `suspendWhileInactive` parameters of a Watch or Observe.
-    func deliveryOptions(_ parameters: CallParameters) throws(VarlinkError) -> (
-        policy: DeliveryPolicy, followsSession: Bool
-    ) {
+    func deliveryOptions() throws(VarlinkError) -> (policy: DeliveryPolicy, followsSession: Bool) {
         var policy = DeliveryPolicy.hold
-        if let name = try parameters.optionalString("whileSuspended") {
+        if let name = try optionalString("whileSuspended") {
             guard let named = DeliveryPolicy(rawValue: name) else { throw .invalidParameter("whileSuspended") }
             policy = named
         }
-        return (policy, try parameters.bool("suspendWhileInactive", default: false))
-    }
-
-    /// `io.beacon.Suspend`: suspends the delivery of the stream on this connection, once more.
-    func suspend(client: BusClient) {
-        client.suspensions += 1
-        client.connection.reply([:])
-    }
-
-    /// `io.beacon.Resume`: takes back one Suspend; the last one delivers what was kept.
-    func resume(client: BusClient) throws(VarlinkError) {
-        guard client.suspensions > 0 else { throw BusError.notSuspended() }
-        client.suspensions -= 1
-        if client.suspensions == 0, let subscription = client.subscription {
-            fanOut.resumeDelivery(of: subscription)
-        }
-        client.connection.reply([:])
+        return (policy, try bool("suspendWhileInactive", default: false))
     }
 }

@@ -1,55 +1,15 @@
 import BeaconProtocol
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
-extension BeaconBus {
-    func parseKey(_ string: String) throws(VarlinkError) -> PropertyKey {
-        do {
-            return try PropertyKey(string, limits: limits.keyLimits)
-        } catch {
-            throw BusError.invalidKey(string, reason: error.reason)
-        }
-    }
-
-    func parsePatterns(_ strings: [String], interface: String) throws(VarlinkError) -> [KeyPattern] {
-        guard strings.count <= limits.maxPatterns else {
-            throw BusError.limitExceeded("maxPatterns", maximum: limits.maxPatterns)
-        }
-        var patterns: [KeyPattern] = []
-        patterns.reserveCapacity(strings.count)
-        for string in strings {
-            do {
-                patterns.append(try KeyPattern(string, limits: limits.keyLimits))
-            } catch {
-                throw BusError.invalidPattern(interface, string, reason: error.reason)
-            }
-        }
-        return patterns
-    }
-
-    static func isReserved(_ key: String) -> Bool {
-        var key = key
-        return key.withUTF8 { utf8 in
-            var end = 0
-            while end < utf8.count && utf8[end] != UInt8(ascii: ".") { end += 1 }
-            // Cheap rejection before the comparison: every reserved first segment is 6 to 9 bytes long.
-            guard (6...9).contains(end) else { return false }
-            let first = UnsafeBufferPointer(rebasing: utf8[0..<end])
-            return reservedPrefixes.contains { first.elementsEqual($0.utf8) }
-        }
-    }
-
+/// The methods of `io.beacon.Properties`. Get, Set and Unset are also answered read in place
+/// (``BusMethods/handleInPlace(_:client:bus:)``).
+extension PropertiesService {
     func get(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let (name, isASCII) = try parameters.stringNotingASCII("key")
         // Every stored key was checked when it was set, so a name that finds one needs no check, as long as it is
         // ASCII like every key: Strings compare by canonical equivalence, and U+212A KELVIN SIGN equals "K". Any
         // other name is checked (and a non-ASCII one refused) like a name that finds nothing.
         guard isASCII, let index = try table.index(forKey: name) else {
-            _ = try parseKey(name)
+            _ = try limits.parseKey(name)
             if hasSettings, getUnstored(name, client: client) { return }
             throw BusError.keyNotFound(name)
         }
@@ -77,64 +37,13 @@ extension BeaconBus {
         client.connection.sendEncoded { $0.append(contentsOf: reply) }
     }
 
-    /// Whether two compact JSON texts are the same: what a Get would return does not change. Objects keep their
-    /// members' order, so the same members in another order are another text. Compared with `memcmp`: a Set of a
-    /// new value pays a few instructions for it, not a walk over the bytes.
-    static func sameValue(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        return a.withUnsafeBytes { a in
-            b.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
-        }
-    }
-
-    static func isASCII(_ string: String) -> Bool {
-        var string = string
-        return string.withUTF8 { isASCII($0) }
-    }
-
-    /// Whether every byte is below 0x80, eight at a time.
-    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        let raw = UnsafeRawPointer(base)
-        var index = 0
-        var high: UInt64 = 0
-        while index &+ 8 <= bytes.count {
-            high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            index &+= 8
-        }
-        while index < bytes.count {
-            high |= UInt64(base[index])
-            index &+= 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
-    }
-
-    func encodeProperty(_ key: String, _ entry: PropertyTable.Entry, into buffer: inout [UInt8]) {
-        guard !hasSettings else { return encodeStoredProperty(key, entry, into: &buffer) }
-        JSONWriter.appendASCII("{\"key\":", to: &buffer)
-        JSONWriter.appendString(key, to: &buffer)
-        JSONWriter.appendASCII(",\"value\":", to: &buffer)
-        buffer.append(contentsOf: entry.value)
-        JSONWriter.appendASCII(",\"version\":", to: &buffer)
-        JSONWriter.appendInt(entry.version, to: &buffer)
-        JSONWriter.appendASCII(",\"modifiedUsec\":", to: &buffer)
-        JSONWriter.appendInt(entry.modifiedUsec, to: &buffer)
-        if entry.ephemeralOwner != nil {
-            JSONWriter.appendASCII(",\"ephemeral\":true,\"origin\":", to: &buffer)
-        } else {
-            JSONWriter.appendASCII(",\"ephemeral\":false,\"origin\":", to: &buffer)
-        }
-        entry.origin.encode(into: &buffer)
-        buffer.append(UInt8(ascii: "}"))
-    }
-
     func set(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
         let encoded = try parameters.encodedValue("value")
         let ifVersion = try parameters.optionalInt("ifVersion")
         let ephemeral = try parameters.bool("ephemeral", default: false)
-        let key = try parseKey(name)
-        guard !Self.isReserved(name) else { throw BusError.readOnly(name) }
+        let key = try limits.parseKey(name)
+        guard !BusNames.isReserved(name) else { throw BusError.readOnly(name) }
         guard encoded.count <= limits.maxValueSize else {
             throw BusError.valueTooLarge(name, size: encoded.count, limit: limits.maxValueSize)
         }
@@ -178,8 +87,8 @@ extension BeaconBus {
     func unset(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let name = try parameters.string("key")
         let ifVersion = try parameters.optionalInt("ifVersion")
-        _ = try parseKey(name)
-        guard !Self.isReserved(name) else { throw BusError.readOnly(name) }
+        _ = try limits.parseKey(name)
+        guard !BusNames.isReserved(name) else { throw BusError.readOnly(name) }
         if hasSettings { try checkUnset(name) }
         if providers.hasClaims,
             try providers.forwardToProvider(
@@ -202,7 +111,7 @@ extension BeaconBus {
 
     func list(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         let prefixName = try parameters.optionalString("prefix") ?? ""
-        let prefix = prefixName.isEmpty ? nil : try parseKey(prefixName)
+        let prefix = prefixName.isEmpty ? nil : try limits.parseKey(prefixName)
         // Read from the store in the prefix's range, without keeping the rows in memory.
         var found: [(key: PropertyKey, entry: PropertyTable.Entry?)] = try table.entries(below: prefix).map {
             ($0.key, $0.entry)
@@ -231,13 +140,14 @@ extension BeaconBus {
     }
 
     func watch(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        let patterns = try parsePatterns(try parameters.stringArray("patterns"), interface: IOBeaconProperties.name)
+        let patterns = try limits.parsePatterns(
+            try parameters.stringArray("patterns"), interface: IOBeaconProperties.name)
         let initial = try parameters.bool("initial", default: false)
         let old = try parameters.bool("old", default: false)
         let origin = try parameters.bool("origin", default: true)
         let since = try parameters.optionalInt("since")
         let current = table.version
-        let delivery = try deliveryOptions(parameters)
+        let delivery = try parameters.deliveryOptions()
         let subscription = Subscription(
             kind: .watch(old: old, origin: origin), patterns: patterns, client: client, start: current,
             policy: delivery.policy, followsSession: delivery.followsSession)
@@ -250,7 +160,7 @@ extension BeaconBus {
             resync = since != nil
             changes = try throughSettings(table.snapshot(matching: patterns), since: nil, matching: matches)
         }
-        try addSubscription(subscription)
+        try transaction.subscribe(subscription)
         client.connection.sendEncoded { buffer in
             StreamReply.changes(
                 0..<Int32(changes.count), of: changes, includingOld: false, includingOrigin: origin, version: current,

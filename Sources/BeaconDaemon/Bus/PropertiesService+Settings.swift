@@ -1,35 +1,16 @@
 import BeaconProtocol
 
-/// Defaults, types and locks: the bus's side of the ``SettingsOverlay``.
+/// Defaults, types and locks: the properties as the ``SettingsOverlay`` shows them.
 ///
-/// The hot paths pay only when a rule exists: a Set checks ``SettingsOverlay/isEmpty`` and then the rule cached in the
-/// key's entry; a Get of a stored key answers its cached reply, which a settings change clears.
-extension BeaconBus {
-    // MARK: Loading
-
-    /// Reads the schema and lockdown directories again and applies what changed, with change events for every key
-    /// whose value, default or lock changed. `changed`: only these files are read again (the settings watcher's
-    /// report), every other one keeps its last complete reading; `nil` reads them all.
-    package func reloadSettingsFiles(changed: Set<String>? = nil) {
-        guard settingsService.readFiles(changed: changed, limits: limits) else { return }
-        rebuildSettings()
-    }
-
-    /// Uses `paths` from now on and reads them.
-    func updateSettingsPaths(_ paths: SettingsPaths) {
-        settingsService.paths = paths
-        reloadSettingsFiles()
-    }
-
-    /// Compiles the files and the registrations into a new overlay and applies it.
-    func rebuildSettings(quietly: Bool = false) {
-        replaceSettings(settingsService.compile(), quietly: quietly)
-    }
+/// The hot paths pay only when a rule exists: a Set checks ``SettingsService/hasSettings`` and then the rule cached
+/// in the key's entry; a Get of a stored key answers its cached reply, which a settings change clears.
+extension PropertiesService {
+    // MARK: Applying
 
     /// Applies `new`: every key whose shown value, default flag or lock changed gets a change event with a version of
     /// its own. `quietly` (at start-up) publishes nothing.
-    func replaceSettings(_ new: SettingsOverlay, quietly: Bool = false) {
-        let old = settings
+    func apply(_ new: SettingsOverlay, quietly: Bool = false) {
+        let old = settings.overlay
         logNewProblems(of: new, comparedWith: old)
         var affected = old.exactKeys.union(new.exactKeys)
         let patterns = old.lockPatterns + new.lockPatterns
@@ -42,7 +23,7 @@ extension BeaconBus {
                     metadata: ["error": "\(error)"])
             }
         }
-        settings = new
+        settings.overlay = new
         // Not `for index in table.entries.indices`: the indices hold the dictionary, and the first write then copied
         // all of it (9% of a start with 300,000 keys). An entry without a cached reply is not written to.
         var index = table.entries.startIndex
@@ -59,7 +40,7 @@ extension BeaconBus {
             })
         for change in changes {
             let version = table.nextSettingsVersion()
-            settingsService.changeVersions[change.name] = version
+            settings.changeVersions[change.name] = version
             fanOut.append(
                 ChangeEvent(
                     key: PropertyTable.trustedKey(change.name), value: change.after.value, old: change.before.value,
@@ -68,7 +49,7 @@ extension BeaconBus {
         let changed = changes.count
         if changed > 0 {
             pruneOverlayVersions()
-            requestEndOfTick()
+            transaction.requestEndOfTick()
         }
         // A reload that changed nothing (a file saved as it was, say) is not news.
         let news =
@@ -87,7 +68,7 @@ extension BeaconBus {
     /// deletions: beyond it the oldest go, and replays from before the newest of those resync. (Keys registered by
     /// clients that come and go would otherwise leave one entry each, for ever.)
     private func pruneOverlayVersions() {
-        if let floor = settingsService.pruneChangeVersions(limit: table.historyLimit) {
+        if let floor = settings.pruneChangeVersions(limit: table.historyLimit) {
             table.raiseHistoryFloor(to: floor)
         }
     }
@@ -106,10 +87,10 @@ extension BeaconBus {
 
     /// The rules of `name`, cached in its entry at `index` when it has one.
     func settingsRule(_ name: String, at index: [String: PropertyTable.Entry].Index?) -> SettingsOverlay.Rule {
-        guard let index else { return settings.rule(for: name) }
-        let epoch = settingsEpoch
+        guard let index else { return overlay.rule(for: name) }
+        let epoch = settings.epoch
         if let rule = table.entries.values[index].cachedRule(epoch: epoch) { return rule }
-        let rule = settings.rule(for: name)
+        let rule = overlay.rule(for: name)
         table.entries.values[index].ruleEpoch = epoch
         table.entries.values[index].rule = rule
         return rule
@@ -120,29 +101,16 @@ extension BeaconBus {
         throws(VarlinkError) -> SettingsOverlay.Rule
     {
         let rule = settingsRule(name, at: index)
-        if rule.lock >= 0 { throw lockedError(name, rule) }
+        if rule.lock >= 0 { throw settings.lockedError(name, rule) }
         guard rule.schema >= 0 else { return rule }
-        try checkType(name, encoded, schema: rule.schema)
+        try settings.checkType(name, encoded, schema: rule.schema)
         return rule
-    }
-
-    /// Fails a value that the schema at `index` of the settings' schemas refuses.
-    func checkType(_ name: String, _ encoded: [UInt8], schema index: Int32) throws(VarlinkError) {
-        let schema = settings.schemas[Int(index)].schema
-        if let violation = schema.violation(ofValidJSON: encoded) {
-            throw BusError.typeMismatch(name, expected: schema.typeSummary, reason: violation)
-        }
     }
 
     /// Fails an Unset (or reset) of a locked key.
     func checkUnset(_ name: String) throws(VarlinkError) {
         let rule = settingsRule(name, at: table.entries.index(forKey: name))
-        if rule.lock >= 0 { throw lockedError(name, rule) }
-    }
-
-    private func lockedError(_ name: String, _ rule: SettingsOverlay.Rule) -> VarlinkError {
-        let lock = settings.locks[Int(rule.lock)]
-        return BusError.locked(name, file: lock.file, line: lock.line)
+        if rule.lock >= 0 { throw settings.lockedError(name, rule) }
     }
 
     // MARK: Publishing
@@ -156,7 +124,7 @@ extension BeaconBus {
         if !hasSettings || (rule.lock == -1 && change.value != nil && (change.old != nil || rule.schema < 0)) {
             fanOut.append(change)
         } else {
-            publishThroughSettings(change, rule: rule == .unknown ? settings.rule(for: change.key.rawValue) : rule)
+            publishThroughSettings(change, rule: rule == .unknown ? overlay.rule(for: change.key.rawValue) : rule)
         }
     }
 
@@ -165,8 +133,8 @@ extension BeaconBus {
             fanOut.append(change)
             return
         }
-        let before = settings.effective(stored: change.old, rule: rule)
-        let after = settings.effective(stored: change.value, rule: rule)
+        let before = overlay.effective(stored: change.old, rule: rule)
+        let after = overlay.effective(stored: change.value, rule: rule)
         // A locked key whose ephemeral owner left, say, shows the same value as before: nothing to tell.
         guard !SettingsService.sameShown(before, after) else { return }
         fanOut.append(
@@ -180,16 +148,16 @@ extension BeaconBus {
     func throughSettings(
         _ events: [ChangeEvent], since: Int64?, matching matches: (PropertyKey) -> Bool
     ) throws(VarlinkError) -> [ChangeEvent] {
-        guard hasSettings || !settingsService.changeVersions.isEmpty else { return events }
+        guard hasSettings || !settings.changeVersions.isEmpty else { return events }
         var result: [ChangeEvent] = []
         result.reserveCapacity(events.count)
         var seen: [String: Int] = [:]
         for event in events {
             let name = event.key.rawValue
-            let rule = settings.rule(for: name)
-            let shown = settings.effective(stored: event.value, rule: rule)
+            let rule = overlay.rule(for: name)
+            let shown = overlay.effective(stored: event.value, rule: rule)
             var (version, origin) = shownChange(name, version: event.version, origin: event.origin, shown: shown)
-            if let since, let changed = settingsService.changeVersions[name], changed > since {
+            if let since, let changed = settings.changeVersions[name], changed > since {
                 version = max(version, changed)
             }
             seen[name] = result.count
@@ -200,9 +168,9 @@ extension BeaconBus {
         }
         var extra: [String] = []
         if let since {
-            extra = settingsService.changeVersions.compactMap { $0.value > since ? $0.key : nil }
+            extra = settings.changeVersions.compactMap { $0.value > since ? $0.key : nil }
         } else {
-            extra = settings.keysWithValues
+            extra = overlay.keysWithValues
         }
         for name in extra where seen[name] == nil {
             let entry = try table.entry(name)
@@ -210,11 +178,11 @@ extension BeaconBus {
             if since == nil && entry != nil { continue }
             let key = PropertyTable.trustedKey(name)
             guard matches(key) else { continue }
-            let shown = settings.effective(stored: entry?.value, rule: settings.rule(for: name))
+            let shown = overlay.effective(stored: entry?.value, rule: overlay.rule(for: name))
             // A since replay tells of a key whose default went away as a deletion; a snapshot leaves it out.
             if shown.value == nil && since == nil { continue }
             // In a snapshot, as in Get, a key without a stored value has version 0; a replay tells of the change.
-            let version = since == nil ? 0 : settingsService.changeVersions[name] ?? 0
+            let version = since == nil ? 0 : settings.changeVersions[name] ?? 0
             result.append(
                 ChangeEvent(
                     key: key, value: shown.value, old: nil, version: version, origin: .daemon, flags: shown.flags))
@@ -233,15 +201,15 @@ extension BeaconBus {
     func shownChange(
         _ name: String, version: Int64, origin: Origin, shown: SettingsOverlay.Effective
     ) -> (version: Int64, origin: Origin) {
-        guard shown.isDefault || (shown.lock >= 0 && settings.locks[Int(shown.lock)].forcedValue != nil) else {
+        guard shown.isDefault || (shown.lock >= 0 && overlay.locks[Int(shown.lock)].forcedValue != nil) else {
             return (version, origin)
         }
-        return (max(version, settingsService.changeVersions[name] ?? 0), .daemon)
+        return (max(version, settings.changeVersions[name] ?? 0), .daemon)
     }
 
     /// Encodes the `Property` of a stored key as clients see it.
     func encodeStoredProperty(_ key: String, _ entry: PropertyTable.Entry, into buffer: inout [UInt8]) {
-        let shown = settings.effective(stored: entry.value, rule: settings.rule(for: key))
+        let shown = overlay.effective(stored: entry.value, rule: overlay.rule(for: key))
         let (version, origin) = shownChange(key, version: entry.version, origin: entry.origin, shown: shown)
         encodeProperty(
             key, value: shown.value ?? entry.value, version: version, modifiedUsec: entry.modifiedUsec,
@@ -251,7 +219,7 @@ extension BeaconBus {
     /// Encodes the `Property` of a key that has a value only through the settings, with version 0 (the key counts
     /// as absent for ifVersion); false when it has none.
     func encodeUnstoredProperty(_ key: String, into buffer: inout [UInt8]) -> Bool {
-        let shown = settings.effective(stored: nil, rule: settings.rule(for: key))
+        let shown = overlay.effective(stored: nil, rule: overlay.rule(for: key))
         guard let value = shown.value else { return false }
         encodeProperty(
             key, value: value, version: 0, modifiedUsec: 0, ephemeral: false, origin: .daemon, shown: shown,
@@ -276,7 +244,7 @@ extension BeaconBus {
         origin.encode(into: &buffer)
         if shown.isDefault { JSONWriter.appendASCII(",\"default\":true", to: &buffer) }
         if shown.lock >= 0 {
-            let lock = settings.locks[Int(shown.lock)]
+            let lock = overlay.locks[Int(shown.lock)]
             JSONWriter.appendASCII(",\"locked\":{\"file\":", to: &buffer)
             JSONWriter.appendString(lock.file, to: &buffer)
             JSONWriter.appendASCII(",\"line\":", to: &buffer)
@@ -301,13 +269,42 @@ extension BeaconBus {
     func unstoredKeys(below prefix: PropertyKey?) throws(VarlinkError) -> [PropertyKey] {
         guard hasSettings else { return [] }
         var keys: [PropertyKey] = []
-        for name in settings.keysWithValues {
+        for name in overlay.keysWithValues {
             guard try table.entry(name) == nil else { continue }
             let key = PropertyTable.trustedKey(name)
             if let prefix, !key.hasPrefix(prefix) { continue }
-            guard settings.effective(stored: nil, rule: settings.rule(for: name)).value != nil else { continue }
+            guard overlay.effective(stored: nil, rule: overlay.rule(for: name)).value != nil else { continue }
             keys.append(key)
         }
         return keys
+    }
+}
+
+/// The stored values, for `io.beacon.Settings`' methods.
+extension PropertiesService: SettingsHost {
+    var currentVersion: Int64 { table.version }
+
+    func storedEntry(_ name: String) throws(VarlinkError) -> PropertyTable.Entry? {
+        try table.entry(name)
+    }
+
+    func storedEntries(below prefix: PropertyKey?) throws(VarlinkError) -> [(
+        key: PropertyKey, entry: PropertyTable.Entry
+    )] {
+        try table.entries(below: prefix)
+    }
+
+    func rule(of name: String) -> SettingsOverlay.Rule {
+        settingsRule(name, at: table.entries.index(forKey: name))
+    }
+
+    func holds(_ name: String, _ value: [UInt8]) throws(VarlinkError) -> Bool {
+        guard let index = try table.index(forKey: name) else { return false }
+        return table.entries.values[index].holds(value, ownedBy: nil)
+    }
+
+    func store(_ key: PropertyKey, value: [UInt8], origin: Origin) throws(VarlinkError) {
+        _ = store(
+            key: key, value: value, at: try table.index(forKey: key.rawValue), ephemeralOwner: nil, origin: origin)
     }
 }
