@@ -145,7 +145,9 @@ let package = Package(
                 "Signals",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            // The typed calls of Beacon's interfaces, as extensions of BeaconProtocol's names.
+            plugins: [.plugin(name: "VarlinkGenerator")]
         ),
         // Foundation's types for what BeaconClient gives as plain values (a time zone's identifier as `TimeZone`):
         // kept apart so that a client that does not ask for them does not link Foundation's ICU.

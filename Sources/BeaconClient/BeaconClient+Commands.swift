@@ -91,25 +91,17 @@ extension BeaconClient {
     /// key does not exist; `ifVersion` works as in ``set(_:to:ifVersion:ephemeral:)``.
     @discardableResult
     public func unset(_ key: String, ifVersion: Int64? = nil) async throws(BeaconError) -> Int64 {
-        var parameters: [String: JSONValue] = ["key": .string(key)]
-        if let ifVersion { parameters["ifVersion"] = .int(ifVersion) }
-        let reply = try await call(method: Method.unset, parameters: parameters)
-        return try ReplyReader(reply, "Unset reply").int("version")
+        let version = ifVersion.map { Int($0) }
+        return Int64(
+            try await typed { try await IOBeaconProperties.Client(self).unset(key: key, ifVersion: version) }.version)
     }
 
     /// The properties at or below `prefix` (every property when `nil`), sorted by key, and the daemon's current
     /// version.
     public func list(prefix: String? = nil) async throws(BeaconError) -> (properties: [BeaconProperty], version: Int64)
     {
-        var parameters: [String: JSONValue] = [:]
-        if let prefix { parameters["prefix"] = .string(prefix) }
-        let reply = try await call(method: Method.list, parameters: parameters)
-        let reader = ReplyReader(reply, "List reply")
-        var properties: [BeaconProperty] = []
-        for entry in try reader.array("properties") {
-            properties.append(try BeaconProperty(parsing: entry))
-        }
-        return (properties, try reader.int("version"))
+        let reply = try await typed { try await IOBeaconProperties.Client(self).list(prefix: prefix) }
+        return (reply.properties.map(BeaconProperty.init), Int64(reply.version))
     }
 
     /// Posts a notification and returns its sequence number.
@@ -160,16 +152,11 @@ extension BeaconClient {
 
     /// `io.beacon.Daemon.Status`: the daemon's state.
     public func daemonStatus() async throws(BeaconError) -> DaemonStatus {
-        let reply = try await call(method: Method.status)
-        return try DaemonStatus(parsing: reply["status"])
+        DaemonStatus(try await typed { try await IOBeaconDaemon.InterfaceClient(self).status() }.status)
     }
 
     /// `io.beacon.Daemon.Clients`: the connected clients, by connection number.
     public func daemonClients() async throws(BeaconError) -> [DaemonClient] {
-        let reply = try await call(method: Method.clients)
-        guard let clients = reply["clients"]?.arrayValue else { throw .invalidReply("Clients reply has no clients") }
-        var parsed: [DaemonClient] = []
-        for client in clients { parsed.append(try DaemonClient(parsing: client)) }
-        return parsed
+        try await typed { try await IOBeaconDaemon.InterfaceClient(self).clients() }.clients.map(DaemonClient.init)
     }
 }

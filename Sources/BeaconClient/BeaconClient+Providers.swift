@@ -161,9 +161,10 @@ extension BeaconClient {
     /// Reports whether `provider` can carry out writes. While it cannot, the daemon fails writes of its subtrees
     /// at once with ``BeaconError/Code/providerUnavailable`` and `reason`, and reads say that values may be stale.
     public func setAvailable(provider: Int64, _ available: Bool, reason: String? = nil) async throws(BeaconError) {
-        var parameters: [String: JSONValue] = ["provider": .int(provider), "available": .bool(available)]
-        if let reason { parameters["reason"] = .string(reason) }
-        _ = try await call(method: Method.setAvailable, parameters: parameters)
+        _ = try await typed {
+            try await IOBeaconProviders.Client(self).setAvailable(
+                provider: Int(provider), available: available, reason: reason)
+        }
     }
 }
 

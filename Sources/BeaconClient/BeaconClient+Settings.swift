@@ -35,9 +35,7 @@ extension BeaconClient {
     /// removed; locked keys below `key` are skipped.
     @discardableResult
     public func reset(_ key: String, recursive: Bool = false) async throws(BeaconError) -> [String] {
-        let reply = try await call(
-            method: Method.reset, parameters: ["key": .string(key), "recursive": .bool(recursive)])
-        return reply["reset"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        try await typed { try await IOBeaconSettings.Client(self).reset(key: key, recursive: recursive) }.reset
     }
 
     /// The setting `key` as a `Value`: its stored value, else the default of its schema (a schema file or a
@@ -67,25 +65,24 @@ extension BeaconClient {
     /// Everything the daemon knows of `key`: what a Get shows, whether a value is stored, the schema's declaration
     /// and the lock (`io.beacon.Settings.Describe`).
     public func describe(_ key: String) async throws(BeaconError) -> SettingDescription {
-        try SettingDescription(parsing: try await call(method: Method.describe, parameters: ["key": .string(key)]))
+        SettingDescription(try await typed { try await IOBeaconSettings.Client(self).describe(key: key) })
     }
 
     /// The schemas and lockdown rules in force, where each came from, and the problems the daemon found in its
     /// files (`io.beacon.Settings.Schemas`).
     public func settingsSources() async throws(BeaconError) -> SettingsSources {
-        try SettingsSources(parsing: try await call(method: Method.schemas))
+        SettingsSources(try await typed { try await IOBeaconSettings.Client(self).schemas() })
     }
 
     /// The stored, persistent values at or below `prefix` (every key when `nil`), by key relative to it, and the
     /// daemon's version: what ``load(_:prefix:)`` takes back. Defaults, ephemeral values and the daemon's own keys
     /// are left out.
     public func dump(prefix: String? = nil) async throws(BeaconError) -> (values: [String: JSONValue], version: Int64) {
-        let reply = try await call(method: Method.dump, parameters: prefix.map { ["prefix": .string($0)] } ?? [:])
-        let reader = ReplyReader(reply, "Dump reply")
-        guard let values = reader.members["values"]?.objectValue else {
-            throw .invalidReply("Dump reply has no values")
+        let reply = try await typed { try await IOBeaconSettings.Client(self).dump(prefix: prefix) }
+        guard let values = reply.values.objectValue else {
+            throw .invalidReply("Dump reply's values are not an object")
         }
-        return (values, try reader.int("version"))
+        return (values, Int64(reply.version))
     }
 
     /// Stores `values` (by key relative to `prefix`, as ``dump(prefix:)`` gives them), all or nothing: a bad key
@@ -95,8 +92,7 @@ extension BeaconClient {
     public func load(_ values: [String: JSONValue], prefix: String? = nil) async throws(BeaconError)
         -> SettingsLoadResult
     {
-        var parameters: [String: JSONValue] = ["values": .object(values)]
-        if let prefix { parameters["prefix"] = .string(prefix) }
-        return try SettingsLoadResult(parsing: try await call(method: Method.load, parameters: parameters))
+        SettingsLoadResult(
+            try await typed { try await IOBeaconSettings.Client(self).load(prefix: prefix, values: .object(values)) })
     }
 }

@@ -90,19 +90,18 @@ public struct LifecycleStatus: Sendable, Hashable {
     public var preparingSleep: Int64?
     public var pendingParticipants: Int?
 
-    init(parsing reply: [String: JSONValue]) throws(BeaconError) {
-        let reader = ReplyReader(reply, "Lifecycle.State reply")
-        state = reader.optionalString("state").flatMap(BeaconLifecycle.State.init(rawValue:))
-        sessionActive = reader.members["sessionActive"]?.boolValue
-        sessionLocked = reader.members["sessionLocked"]?.boolValue
-        sessionIdle = reader.members["sessionIdle"]?.boolValue
-        systemSleeping = reader.members["systemSleeping"]?.boolValue
-        systemShuttingDown = reader.members["systemShuttingDown"]?.boolValue
-        bridge = try reader.string("bridge")
-        holdsSleepInhibitor = reader.bool("sleepInhibitor", default: false)
-        participants = Int(try reader.int("participants"))
-        preparingSleep = reader.optionalInt("sleep")
-        pendingParticipants = reader.optionalInt("pending").map { Int($0) }
+    init(_ reply: IOBeaconLifecycle.State.Reply) {
+        state = reply.state.flatMap(BeaconLifecycle.State.init(rawValue:))
+        sessionActive = reply.sessionActive
+        sessionLocked = reply.sessionLocked
+        sessionIdle = reply.sessionIdle
+        systemSleeping = reply.systemSleeping
+        systemShuttingDown = reply.systemShuttingDown
+        bridge = reply.bridge
+        holdsSleepInhibitor = reply.sleepInhibitor
+        participants = reply.participants
+        preparingSleep = reply.sleep.map(Int64.init)
+        pendingParticipants = reply.pending
     }
 }
 
@@ -110,7 +109,7 @@ extension BeaconLifecycle {
     /// The lifecycle now, as the daemon last read it from logind. Throws the error named
     /// `io.beacon.Lifecycle.Unavailable` (``BeaconError/name``) when the daemon does not follow it.
     public func status() async throws(BeaconError) -> LifecycleStatus {
-        try LifecycleStatus(parsing: try await client.call(method: Method.lifecycleState))
+        LifecycleStatus(try await client.typed { try await IOBeaconLifecycle.Client(client).state() })
     }
 }
 

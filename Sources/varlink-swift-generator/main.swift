@@ -1,7 +1,7 @@
 // varlink-swift-generator: Swift from `.varlink` files, for the VarlinkGenerator build plugin or by hand.
 //
-//     varlink-swift-generator [--access public|package|internal] [--namespace INTERFACE=NAME]... [--names-only]
-//                             --output DIRECTORY FILE.varlink...
+//     varlink-swift-generator [--access public|package|internal] [--namespace INTERFACE=NAME]...
+//                             [--names-only | --extending MODULE] --output DIRECTORY FILE.varlink...
 //
 // Writes DIRECTORY/NAME.swift for each FILE/NAME.varlink. A file that does not parse is an error naming its line and
 // column, as a compiler's is.
@@ -64,12 +64,16 @@ while let argument = arguments.popFirst() {
         generator.namespaces[String(value[..<equals])] = String(value[value.index(after: equals)...])
     case "--names-only":
         generator.output = .names
+    case "--extending":
+        guard let value = arguments.popFirst() else { fail("--extending takes the module of the names", status: 2) }
+        generator.output = .extensions
+        generator.imports.append(value)
     case "--output":
         guard let value = arguments.popFirst() else { fail("--output takes a directory", status: 2) }
         output = value
     case "--help", "-h":
         print("usage: varlink-swift-generator [--access public|package|internal] [--namespace INTERFACE=NAME]...")
-        print("                               [--names-only]")
+        print("                               [--names-only | --extending MODULE]")
         print("                               --output DIRECTORY FILE.varlink...")
         exit(0)
     default:

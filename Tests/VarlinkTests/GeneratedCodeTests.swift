@@ -119,6 +119,35 @@ struct GeneratedCodeTests {
         #expect(names.contains("public static let name = \"io.example.some-thing.Error\""))
         #expect(!names.contains("struct") && !names.contains("protocol") && !names.contains("dispatch"))
     }
+
+    @Test("extensions: what the names lack, as extensions of them in another module, and none of the names again")
+    func extensions() throws {
+        let interface = try VarlinkInterface(
+            parsing: """
+                interface io.example.shop
+                type Item (name: string)
+                method Buy(item: Item) -> (total: int)
+                error SoldOut (item: string)
+                error Closed ()
+                """)
+        let generator = SwiftGenerator(output: .extensions, imports: ["ShopNames"])
+        let text = generator.generate(interface, source: "io.example.shop.varlink")
+        #expect(text.contains("import Varlink\nimport ShopNames\n"))
+        #expect(text.contains("extension Shop {"))
+        #expect(text.contains("public struct Item: VarlinkStruct, Swift.Hashable"))
+        #expect(text.contains("public struct Client: Swift.Sendable"))
+        #expect(text.contains("public protocol Service: AnyObject"))
+        // A method's and an error's parameters go in extensions of the enums the names declared.
+        #expect(text.contains("extension Shop.Buy {\n"))
+        #expect(text.contains("public typealias Call = VarlinkMethodCall<Parameters, Reply, Shop.Error>"))
+        #expect(text.contains("extension Shop.SoldOut {\n"))
+        #expect(text.contains("case soldOut(SoldOut.Parameters)"))
+        #expect(text.contains("case closed\n"))
+        #expect(!text.contains("extension Shop.Closed"))
+        // The names are not declared again.
+        #expect(!text.contains("static let name") && !text.contains("static let method"))
+        #expect(!text.contains("static let description") && !text.contains("enum Shop"))
+    }
 }
 
 /// `varlink-swift-generator`, as the build plugin runs it.

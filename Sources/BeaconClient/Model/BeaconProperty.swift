@@ -104,6 +104,17 @@ public struct BeaconProperty: Sendable, Hashable {
         if let lock = reader.members["locked"] { self.lock = try BeaconLock(parsing: lock) }
     }
 
+    init(_ property: IOBeaconProperties.Property) {
+        self.init(
+            key: property.key, value: property.value, version: Int64(property.version),
+            modifiedUsec: Int64(property.modifiedUsec), ephemeral: property.ephemeral,
+            origin: BeaconOrigin(
+                uid: Int64(property.origin.uid), pid: Int64(property.origin.pid), command: property.origin.command,
+                machine: property.origin.machine))
+        isDefault = property.default ?? false
+        lock = property.locked.map { BeaconLock(file: $0.file, line: $0.line, forced: $0.forced) }
+    }
+
     /// ``value`` decoded as `type`; throws ``BeaconError/Code/decodingFailed``.
     public func value<T: Decodable>(as type: T.Type) throws(BeaconError) -> T {
         try ValueCoding.decode(type, from: value, key: key, version: version)

@@ -62,44 +62,32 @@ public struct DaemonStatus: Sendable, Hashable {
     public var settings: Settings?
     public var providers: [ProviderState]
 
-    init(parsing value: JSONValue?) throws(BeaconError) {
-        let reader = try ReplyReader(value, "status")
-        software = try reader.string("software")
-        pid = try reader.int("pid")
-        uid = try reader.int("uid")
-        startedUsec = try reader.int("startedUsec")
-        address = try reader.string("address")
-        store = try reader.string("store")
-        clients = Int(try reader.int("clients"))
-        subscriptions = Int(try reader.int("subscriptions"))
-        properties = Int(try reader.int("properties"))
-        version = try reader.int("version")
-        sequence = try reader.int("sequence")
-        lifecycle = reader.optionalString("lifecycle")
-        bridge = (reader.members["bridge"]?.objectValue ?? [:]).compactMapValues(\.stringValue)
-        if let error = reader.members["storeError"] {
-            let store = try ReplyReader(error, "storeError")
-            storeError = StoreError(reason: try store.string("reason"), sinceUsec: try store.int("sinceUsec"))
+    init(_ status: IOBeaconDaemon.DaemonStatus) {
+        software = status.software
+        pid = Int64(status.pid)
+        uid = Int64(status.uid)
+        startedUsec = Int64(status.startedUsec)
+        address = status.address
+        store = status.store
+        clients = status.clients
+        subscriptions = status.subscriptions
+        properties = status.properties
+        version = Int64(status.version)
+        sequence = Int64(status.sequence)
+        lifecycle = status.lifecycle
+        bridge = status.bridge ?? [:]
+        storeError = status.storeError.map { StoreError(reason: $0.reason, sinceUsec: Int64($0.sinceUsec)) }
+        providers = (status.providers ?? []).map { state in
+            ProviderState(
+                subtrees: state.subtrees, provider: state.provider.map(Int64.init), pid: state.pid.map(Int64.init),
+                command: state.command, isAvailable: state.available, reason: state.reason,
+                sinceUsec: state.sinceUsec.map(Int64.init))
         }
-        providers = []
-        for entry in reader.members["providers"]?.arrayValue ?? [] {
-            let state = try ReplyReader(entry, "provider state")
-            providers.append(
-                ProviderState(
-                    subtrees: (state.members["subtrees"]?.arrayValue ?? []).compactMap(\.stringValue),
-                    provider: state.optionalInt("provider"), pid: state.optionalInt("pid"),
-                    command: state.optionalString("command"), isAvailable: state.bool("available", default: false),
-                    reason: state.optionalString("reason"), sinceUsec: state.optionalInt("sinceUsec")))
-        }
-        if let value = reader.members["settings"] {
-            let settings = try ReplyReader(value, "settings")
-            var problems: [SettingsProblem] = []
-            for entry in try settings.array("problems") { problems.append(try SettingsProblem(parsing: entry)) }
-            self.settings = Settings(
-                schemaFiles: Int(try settings.int("schemaFiles")),
-                lockdownFiles: Int(try settings.int("lockdownFiles")),
-                schemaKeys: Int(try settings.int("schemaKeys")), locks: Int(try settings.int("locks")),
-                registrations: Int(try settings.int("registrations")), problems: problems)
+        settings = status.settings.map { settings in
+            Settings(
+                schemaFiles: settings.schemaFiles, lockdownFiles: settings.lockdownFiles,
+                schemaKeys: settings.schemaKeys, locks: settings.locks, registrations: settings.registrations,
+                problems: settings.problems.map { SettingsProblem(file: $0.file, line: $0.line, problem: $0.problem) })
         }
     }
 }
@@ -132,23 +120,22 @@ public struct DaemonClient: Sendable, Hashable {
     /// The object an Observe asked for.
     public var object: String?
 
-    init(parsing value: JSONValue) throws(BeaconError) {
-        let reader = try ReplyReader(value, "client")
-        id = try reader.int("id")
-        uid = try reader.int("uid")
-        pid = try reader.int("pid")
-        command = reader.optionalString("command")
-        connectedUsec = try reader.int("connectedUsec")
-        stream = reader.optionalString("stream")
-        patterns = (reader.members["patterns"]?.arrayValue ?? []).compactMap(\.stringValue)
-        queuedBytes = Int(reader.optionalInt("queuedBytes") ?? 0)
-        ephemeral = Int(reader.optionalInt("ephemeral") ?? 0)
-        suspensionBehavior = reader.optionalString("policy").flatMap(BeaconClient.SuspensionBehavior.init(rawValue:))
-        followsSession = reader.bool("followsSession", default: false)
-        isSuspended = reader.bool("suspended", default: false)
-        suspensions = Int(reader.optionalInt("suspensions") ?? 0)
-        held = Int(reader.optionalInt("held") ?? 0)
-        dropped = Int(reader.optionalInt("dropped") ?? 0)
-        object = reader.optionalString("object")
+    init(_ client: IOBeaconDaemon.Client) {
+        id = Int64(client.id)
+        uid = Int64(client.uid)
+        pid = Int64(client.pid)
+        command = client.command
+        connectedUsec = Int64(client.connectedUsec)
+        stream = client.stream
+        patterns = client.patterns
+        queuedBytes = client.queuedBytes
+        ephemeral = client.ephemeral
+        suspensionBehavior = client.policy.flatMap(BeaconClient.SuspensionBehavior.init(rawValue:))
+        followsSession = client.followsSession ?? false
+        isSuspended = client.suspended ?? false
+        suspensions = client.suspensions
+        held = client.held ?? 0
+        dropped = client.dropped ?? 0
+        object = client.object
     }
 }

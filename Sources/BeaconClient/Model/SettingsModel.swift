@@ -34,23 +34,20 @@ public struct SettingDescription: Sendable, Hashable {
         public var line: Int?
     }
 
-    init(parsing reply: [String: JSONValue]) throws(BeaconError) {
-        let reader = ReplyReader(reply, "Describe reply")
-        key = try reader.string("key")
-        value = reader.value("value")
-        isDefault = reader.bool("default", default: false)
-        isSet = reader.bool("set", default: false)
-        version = try reader.int("version")
-        storedValue = reader.value("storedValue")
-        isEphemeral = reader.bool("ephemeral", default: false)
-        schema = reader.optionalString("type").map { type in
+    init(_ reply: IOBeaconSettings.Describe.Reply) {
+        key = reply.key
+        value = reply.value
+        isDefault = reply.default ?? false
+        isSet = reply.set
+        version = Int64(reply.version)
+        storedValue = reply.storedValue
+        isEphemeral = reply.ephemeral
+        schema = reply.type.map { type in
             Declaration(
-                type: type, schema: reader.value("schema"), pattern: reader.optionalString("pattern"),
-                defaultValue: reader.value("defaultValue"), summary: reader.optionalString("summary"),
-                description: reader.optionalString("description"), source: reader.optionalString("source"),
-                line: reader.optionalInt("line").map { Int($0) })
+                type: type, schema: reply.schema, pattern: reply.pattern, defaultValue: reply.defaultValue,
+                summary: reply.summary, description: reply.description, source: reply.source, line: reply.line)
         }
-        lock = try reader.value("locked").map { lock throws(BeaconError) in try BeaconLock(parsing: lock) }
+        lock = reply.locked.map { BeaconLock(file: $0.file, line: $0.line, forced: $0.forced) }
     }
 }
 
@@ -92,31 +89,19 @@ public struct SettingsSources: Sendable, Hashable {
     public var lockdown: [Lockdown]
     public var problems: [DaemonStatus.SettingsProblem]
 
-    init(parsing reply: [String: JSONValue]) throws(BeaconError) {
-        let reader = ReplyReader(reply, "Schemas reply")
-        schemas = try reader.array("schemas").map { (entry) throws(BeaconError) in
-            let schema = try ReplyReader(entry, "schema source")
-            return Schema(
-                source: try schema.string("source"), isRegistration: schema.bool("registered", default: false),
-                keys: try schema.array("keys").map { (entry) throws(BeaconError) in
-                    let key = try ReplyReader(entry, "schema key")
-                    return Key(
-                        key: try key.string("key"), type: try key.string("type"), defaultValue: key.value("default"),
-                        summary: key.optionalString("summary"), line: Int(try key.int("line")))
+    init(_ reply: IOBeaconSettings.Schemas.Reply) {
+        schemas = reply.schemas.map { schema in
+            Schema(
+                source: schema.source, isRegistration: schema.registered,
+                keys: schema.keys.map { key in
+                    Key(key: key.key, type: key.type, defaultValue: key.default, summary: key.summary, line: key.line)
                 })
         }
-        lockdown = try reader.array("lockdown").map { (entry) throws(BeaconError) in
-            let file = try ReplyReader(entry, "lockdown source")
-            return Lockdown(
-                file: try file.string("file"),
-                rules: try file.array("rules").map { (entry) throws(BeaconError) in
-                    let rule = try ReplyReader(entry, "lock rule")
-                    return Rule(
-                        key: try rule.string("key"), line: Int(try rule.int("line")), value: rule.value("value"))
-                })
+        lockdown = reply.lockdown.map { file in
+            Lockdown(file: file.file, rules: file.rules.map { Rule(key: $0.key, line: $0.line, value: $0.value) })
         }
-        problems = try reader.array("problems").map { (entry) throws(BeaconError) in
-            try DaemonStatus.SettingsProblem(parsing: entry)
+        problems = reply.problems.map {
+            DaemonStatus.SettingsProblem(file: $0.file, line: $0.line, problem: $0.problem)
         }
     }
 }
@@ -131,20 +116,10 @@ public struct SettingsLoadResult: Sendable, Hashable {
     /// Keys skipped because a lockdown rule locks them.
     public var locked: [String]
 
-    init(parsing reply: [String: JSONValue]) throws(BeaconError) {
-        let reader = ReplyReader(reply, "Load reply")
-        version = try reader.int("version")
-        changed = Int(try reader.int("changed"))
-        unchanged = Int(try reader.int("unchanged"))
-        locked = try reader.array("locked").compactMap(\.stringValue)
-    }
-}
-
-extension DaemonStatus.SettingsProblem {
-    init(parsing value: JSONValue) throws(BeaconError) {
-        let problem = try ReplyReader(value, "settings problem")
-        self.init(
-            file: try problem.string("file"), line: Int(try problem.int("line")), problem: try problem.string("problem")
-        )
+    init(_ reply: IOBeaconSettings.Load.Reply) {
+        version = Int64(reply.version)
+        changed = reply.changed
+        unchanged = reply.unchanged
+        locked = reply.locked
     }
 }

@@ -72,6 +72,10 @@ final class SDBusLoop: @unchecked Sendable {
     private var matches: [ObjectIdentifier: SDBusMatch] = [:]
     /// An inotify descriptor watching for the missing bus socket (``waitForSocket(_:)``), else -1.
     private var socketWatch: Int32 = -1
+    /// Quick attempts left at a socket that just appeared: a bus daemon creates its socket when it binds it, a
+    /// moment before it listens, so the first attempt may be refused; those are retried after 20 ms, 40 ms, ... (up
+    /// to a second) instead of after the reconnect policy's delay.
+    private var freshSocketAttempts = 0
     /// ``pump()`` is running: a nested one only asks it to go round again.
     private var pumping = false
     private var pumpAgain = false
@@ -375,6 +379,7 @@ final class SDBusLoop: @unchecked Sendable {
     private func socketDirectoryChanged() {
         stopWaitingForSocket()
         guard let path = Self.socketPath(of: address), access(path, F_OK) != 0 else {
+            freshSocketAttempts = 8
             connect()
             return
         }
@@ -422,9 +427,16 @@ final class SDBusLoop: @unchecked Sendable {
             )
             lastFailure = reason
             delegate?.busDidDisconnect(self, reason: reason)
+            if freshSocketAttempts > 0 {
+                freshSocketAttempts -= 1
+                let delay = Duration.milliseconds(min(1000, 20 << (7 - freshSocketAttempts)))
+                reconnectTimer = schedule(after: delay) { [weak self] in self?.connect() }
+                return
+            }
             scheduleReconnect()
             return
         }
+        freshSocketAttempts = 0
         bus = opened
         lastFailure = nil
         connectedAt = Self.monotonicMicroseconds()
