@@ -4,31 +4,14 @@ import BeaconProtocol
 enum Method {
     static let get = IOBeaconProperties.Get.method
     static let set = IOBeaconProperties.Set.method
-    static let unset = IOBeaconProperties.Unset.method
-    static let list = IOBeaconProperties.List.method
     static let watch = IOBeaconProperties.Watch.method
     static let post = IOBeaconNotifications.Post.method
     static let observe = IOBeaconNotifications.Observe.method
-    static let status = IOBeaconDaemon.Status.method
-    static let clients = IOBeaconDaemon.Clients.method
     static let holdSleep = IOBeaconLifecycle.HoldSleep.method
-    static let lifecycleState = IOBeaconLifecycle.State.method
     static let releaseSleep = IOBeaconLifecycle.Release.method
     static let suspend = IOBeacon.Suspend.method
     static let resume = IOBeacon.Resume.method
-    static let describe = IOBeaconSettings.Describe.method
-    static let reset = IOBeaconSettings.Reset.method
-    static let schemas = IOBeaconSettings.Schemas.method
     static let register = IOBeaconSettings.Register.method
-    static let dump = IOBeaconSettings.Dump.method
-    static let load = IOBeaconSettings.Load.method
-
-    /// Every method the client calls through a typed function; a test holds it against the interfaces' IDL, so
-    /// that a method added there without a typed function here is noticed.
-    static let typed: Set<String> = [
-        get, set, unset, list, watch, post, observe, status, clients, holdSleep, lifecycleState, releaseSleep,
-        suspend, resume, describe, reset, schemas, register, dump, load, provide, answer, publish, setAvailable,
-    ]
 }
 
 extension BeaconClient {

@@ -70,7 +70,6 @@ extension Method {
     static let provide = IOBeaconProviders.Provide.method
     static let answer = IOBeaconProviders.Answer.method
     static let publish = IOBeaconProviders.Publish.method
-    static let setAvailable = IOBeaconProviders.SetAvailable.method
 }
 
 extension BeaconClient {

@@ -21,8 +21,9 @@ public struct SwiftGenerator: Sendable {
         /// Everything: types, errors, the client, the service and its dispatch.
         case all
         /// Only the names: the interface's name and description, and per method its qualified name and mode, per
-        /// error its qualified name. For a program that serves or calls with code of its own and should not carry
-        /// the rest (a daemon that cares for its memory).
+        /// error its qualified name; and a `Handlers` protocol, a function per method that code of its own answers
+        /// with, and the table of the methods (`handlers(_:)`). For a program that serves or calls with code of its
+        /// own and should not carry the rest (a daemon that cares for its memory).
         case names
         /// What ``all`` adds to ``names``, as extensions of the namespaces that ``names`` declared in another module
         /// (named in ``imports``): the types, each method's `Parameters`, `Reply` and `Call`, each error's
@@ -91,6 +92,7 @@ private struct InterfaceWriter {
     let errorType: String
     let clientType: String
     let serviceType: String
+    let handlersType: String
 
     init(interface: VarlinkInterface, namespace: String, access: String, imports: [String]) {
         self.interface = interface
@@ -105,6 +107,7 @@ private struct InterfaceWriter {
         errorType = free("Error")
         clientType = free("Client")
         serviceType = free("Service")
+        handlersType = free("Handlers")
     }
 
     mutating func write(source: String) -> String {
@@ -156,8 +159,49 @@ private struct InterfaceWriter {
             line(2, "\(access) static let name = \(SwiftNames.stringLiteral(interface.name + "." + error.name))")
             line(1, "}")
         }
+        handlers()
         line(0, "}")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// With the names: a protocol of the functions that answer the methods with code of their own, given the
+    /// call's parameters and its client as the server represents them, and the table of the methods.
+    mutating func handlers() {
+        func function(_ method: VarlinkMethod) -> String { SwiftNames.identifier(SwiftNames.lowerCamel(method.name)) }
+        line(0, "")
+        line(1, "/// What answers the interface's calls with code of its own: a function per method, given the call's")
+        line(1, "/// parameters and its client as the server represents them. ``handlers(_:)`` lists them.")
+        line(1, "\(access) protocol \(handlersType): AnyObject, SendableMetatype {")
+        line(2, "/// A call's parameters, as the server reads them.")
+        line(2, "associatedtype Parameters")
+        line(2, "/// The caller: the server's state of its connection.")
+        line(2, "associatedtype Client")
+        for method in interface.methods {
+            line(0, "")
+            documentation(2, method.documentation)
+            line(2, "func \(function(method))(_ parameters: Parameters, client: Client) throws(VarlinkError)")
+        }
+        line(1, "}")
+        line(0, "")
+        line(
+            1,
+            "/// Every method of the interface: its qualified name, its mode, and the function of `H` that answers it.")
+        line(1, "\(access) static func handlers<H: \(handlersType)>(_ type: H.Type = H.self) -> [(")
+        line(2, "method: Swift.String, mode: VarlinkMethodMode,")
+        line(2, "handle: @Sendable (H, H.Parameters, H.Client) throws(VarlinkError) -> Swift.Void")
+        line(1, ")] {")
+        line(2, "[")
+        for method in interface.methods {
+            let name = SwiftNames.typeName(method.name)
+            line(3, "(")
+            line(4, "\(name).method, \(name).mode,")
+            line(4, "{ (service: H, parameters: H.Parameters, client: H.Client) throws(VarlinkError) in")
+            line(5, "try service.\(function(method))(parameters, client: client)")
+            line(4, "}")
+            line(3, "),")
+        }
+        line(2, "]")
+        line(1, "}")
     }
 
     /// The interface's types, in the namespace.

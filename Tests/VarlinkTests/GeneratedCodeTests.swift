@@ -111,13 +111,16 @@ struct GeneratedCodeTests {
         #expect(!text.contains("public "))
         #expect(SwiftGenerator(namespaces: ["io.example.some-thing": "Other"]).namespace(of: interface) == "Other")
 
-        // Names only: the constants, none of the types, the client or the service.
+        // Names only: the constants and the handlers' protocol; none of the types, the client or the service.
         let names = SwiftGenerator(output: .names).generate(interface, source: "x.varlink")
         #expect(names.contains("public enum Client {"))
         #expect(names.contains("public static let method = \"io.example.some-thing.Client\""))
         #expect(names.contains("public static let mode = VarlinkMethodMode.call"))
         #expect(names.contains("public static let name = \"io.example.some-thing.Error\""))
-        #expect(!names.contains("struct") && !names.contains("protocol") && !names.contains("dispatch"))
+        #expect(names.contains("public protocol Handlers: AnyObject, SendableMetatype {"))
+        #expect(names.contains("func client(_ parameters: Parameters, client: Client) throws(VarlinkError)"))
+        #expect(names.contains("public static func handlers<H: Handlers>(_ type: H.Type = H.self)"))
+        #expect(!names.contains("struct") && !names.contains("Service") && !names.contains("dispatch"))
     }
 
     @Test("extensions: what the names lack, as extensions of them in another module, and none of the names again")

@@ -12,11 +12,13 @@ extension BeaconBus {
     /// The software version reported by GetInfo and Status.
     package static var softwareVersion: String { BeaconVersion.current }
 
-    func replyStatus(to client: BusClient) {
+    /// `io.beacon.Daemon.Status`.
+    func status(_ parameters: CallParameters, client: BusClient) {
         client.connection.reply(["status": .object(status())])
     }
 
-    func replyClients(to client: BusClient) {
+    /// `io.beacon.Daemon.Clients`.
+    func clients(_ parameters: CallParameters, client: BusClient) {
         client.connection.reply(["clients": .array(clientList())])
     }
 
@@ -177,5 +179,31 @@ extension BeaconBus: ProvidersHost {
 
     func delete(_ name: String, origin: Origin) throws(VarlinkError) -> Int64? {
         try properties.delete(name, origin: origin)
+    }
+}
+
+/// The bus's own methods: `io.beacon`'s Suspend and Resume, and `io.beacon.Daemon`. The bus is `package` (the daemon's
+/// executable makes it), and a conformance's functions are as visible as its type: this internal type conforms for it.
+final class BusOwnMethods: IOBeacon.Handlers, IOBeaconDaemon.Handlers {
+    unowned let bus: BeaconBus
+
+    init(bus: BeaconBus) {
+        self.bus = bus
+    }
+
+    func suspend(_ parameters: CallParameters, client: BusClient) {
+        bus.suspend(parameters, client: client)
+    }
+
+    func resume(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
+        try bus.resume(parameters, client: client)
+    }
+
+    func status(_ parameters: CallParameters, client: BusClient) {
+        bus.status(parameters, client: client)
+    }
+
+    func clients(_ parameters: CallParameters, client: BusClient) {
+        bus.clients(parameters, client: client)
     }
 }

@@ -37,6 +37,8 @@ package final class BeaconBus: VarlinkService {
     let logger: Logger
     var limits: DaemonLimits
     var clients: [Int: BusClient] = [:]
+    /// `io.beacon`'s and `io.beacon.Daemon`'s methods, which the bus answers itself.
+    private(set) lazy var ownMethods = BusOwnMethods(bus: self)
 
     /// The store's writes of the tick, and the version marker beside the store.
     var writer: StoreWriter { transaction.writer }
@@ -285,13 +287,13 @@ package final class BeaconBus: VarlinkService {
     }
 
     /// `io.beacon.Suspend`: suspends the delivery of the stream on this connection, once more.
-    func suspend(client: BusClient) {
+    func suspend(_ parameters: CallParameters, client: BusClient) {
         client.suspensions += 1
         client.connection.reply([:])
     }
 
     /// `io.beacon.Resume`: takes back one Suspend; the last one delivers what was kept.
-    func resume(client: BusClient) throws(VarlinkError) {
+    func resume(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         guard client.suspensions > 0 else { throw BusError.notSuspended() }
         client.suspensions -= 1
         if client.suspensions == 0, let subscription = client.subscription {

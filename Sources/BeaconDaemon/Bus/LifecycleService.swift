@@ -171,6 +171,10 @@ final class LifecycleService {
 
     // MARK: io.beacon.Lifecycle
 
+    func state(_ parameters: CallParameters, client: BusClient) {
+        client.connection.reply(stateReply)
+    }
+
     func holdSleep(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         guard enabled else { throw BusError.lifecycleUnavailable("the lifecycle bridge is disabled") }
         _ = try parameters.optionalString("description")
@@ -224,3 +228,5 @@ extension BusError {
         VarlinkError(name: IOBeaconLifecycle.NoSuchParticipant.name, parameters: ["participant": .int(participant)])
     }
 }
+
+extension LifecycleService: IOBeaconLifecycle.Handlers {}

@@ -119,3 +119,5 @@ extension CallParameters {
         return (policy, try bool("suspendWhileInactive", default: false))
     }
 }
+
+extension NotificationsService: IOBeaconNotifications.Handlers {}

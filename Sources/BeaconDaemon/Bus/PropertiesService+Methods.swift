@@ -169,3 +169,5 @@ extension PropertiesService {
         client.connection.beginStream()
     }
 }
+
+extension PropertiesService: IOBeaconProperties.Handlers {}

@@ -262,3 +262,5 @@ extension ProviderRegistry {
         return try host.storeProvided(change.key, value: value, origin: change.origin) ?? current
     }
 }
+
+extension ProviderRegistry: IOBeaconProviders.Handlers {}

@@ -204,3 +204,5 @@ extension SettingsService {
         (try? JSONValue(parsing: bytes, limits: Self.storedValueLimits)) ?? .null
     }
 }
+
+extension SettingsService: IOBeaconSettings.Handlers {}
