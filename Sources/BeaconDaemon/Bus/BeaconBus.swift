@@ -283,7 +283,7 @@ package final class BeaconBus: VarlinkService {
             server?.budget.release(client.chargedBytes, of: client.connection.credentials.uid)
             client.chargedBytes = 0
         }
-        lifecycle.sleep.left(client.connection.id, logger: logger)
+        lifecycle.streamEnded(of: client)
     }
 
     /// `io.beacon.Suspend`: suspends the delivery of the stream on this connection, once more.

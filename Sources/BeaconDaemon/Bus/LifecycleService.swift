@@ -186,6 +186,11 @@ final class LifecycleService {
         )
     }
 
+    /// The stream of `client` ended (its HoldSleep among them): it no longer takes part in sleeps.
+    func streamEnded(of client: BusClient) {
+        sleep.left(client.connection.id, logger: logger)
+    }
+
     func release(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
         guard let participant = try parameters.optionalInt("participant") else {
             throw .invalidParameter("participant")

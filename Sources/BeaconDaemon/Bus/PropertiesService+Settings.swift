@@ -23,7 +23,7 @@ extension PropertiesService {
                     metadata: ["error": "\(error)"])
             }
         }
-        settings.overlay = new
+        settings.install(new)
         // Not `for index in table.entries.indices`: the indices hold the dictionary, and the first write then copied
         // all of it (9% of a start with 300,000 keys). An entry without a cached reply is not written to.
         var index = table.entries.startIndex
@@ -40,7 +40,7 @@ extension PropertiesService {
             })
         for change in changes {
             let version = table.nextSettingsVersion()
-            settings.changeVersions[change.name] = version
+            settings.recordChange(of: change.name, version: version)
             fanOut.append(
                 ChangeEvent(
                     key: PropertyTable.trustedKey(change.name), value: change.after.value, old: change.before.value,

@@ -16,8 +16,9 @@ final class SettingsService {
     /// Schemas registered by clients, by connection, each with the order of its registration.
     private(set) var registrations: [Int: (order: Int, source: SettingsOverlay.SchemaSource)] = [:]
     private var registrationCount = 0
-    /// The schemas and locks in force.
-    var overlay = SettingsOverlay.empty {
+    /// The schemas and locks in force; a new one is put in force with ``install(_:)`` by the properties, which
+    /// apply it.
+    private(set) var overlay = SettingsOverlay.empty {
         didSet {
             hasSettings = !overlay.isEmpty
             epoch = overlay.epoch
@@ -27,8 +28,19 @@ final class SettingsService {
     private(set) var epoch: UInt32 = SettingsOverlay.empty.epoch
     /// Whether any schema or lock is in force: what the hot paths check, without touching ``overlay``.
     private(set) var hasSettings = false
-    /// The version of the last change of each key that the settings made, for `since` replays.
-    var changeVersions: [String: Int64] = [:]
+    /// The version of the last change of each key that the settings made, for `since` replays
+    /// (``recordChange(of:version:)``).
+    private(set) var changeVersions: [String: Int64] = [:]
+
+    /// Puts `overlay` in force.
+    func install(_ overlay: SettingsOverlay) {
+        self.overlay = overlay
+    }
+
+    /// The settings changed what `key` shows, at `version`.
+    func recordChange(of key: String, version: Int64) {
+        changeVersions[key] = version
+    }
 
     /// Reads the files again (only those in `changed`, unless it is `nil`); false when there are no paths to read.
     func readFiles(changed: Set<String>? = nil, limits: DaemonLimits) -> Bool {

@@ -33,7 +33,7 @@ struct SettingsServiceTests {
         try "app.size = 20\n".write(to: lockdown.appendingPathComponent("site"), atomically: true, encoding: .utf8)
         service.paths = SettingsPaths(schemaDirectories: [schemas.path], lockdownDirectory: lockdown.path)
         #expect(service.readFiles(limits: DaemonLimits()))
-        service.overlay = service.compile()
+        service.install(service.compile())
         #expect(service.hasSettings && service.epoch == service.overlay.epoch)
         #expect(Self.defaultText(service.overlay, "app.size") == "12")
         #expect(service.overlay.rule(for: "app.size").lock >= 0)
@@ -41,7 +41,7 @@ struct SettingsServiceTests {
         try #"{"keys": {"app.size": {"type": "integer", "default": 14}}}"#.write(
             to: schemas.appendingPathComponent("app.json"), atomically: true, encoding: .utf8)
         #expect(service.readFiles(limits: DaemonLimits()))
-        service.overlay = service.compile()
+        service.install(service.compile())
         #expect(Self.defaultText(service.overlay, "app.size") == "14")
     }
 
@@ -62,16 +62,16 @@ struct SettingsServiceTests {
         #expect(service.unregister(3))
         let empty = service.compile()
         #expect(empty.isEmpty)
-        service.overlay = empty
+        service.install(empty)
         #expect(!service.hasSettings)
     }
 
     @Test("the versions of the settings' changes are kept within the history limit and a tenth; the oldest go")
     func pruning() {
         let service = SettingsService()
-        for index in 0..<11 { service.changeVersions["k\(index)"] = Int64(100 + index) }
+        for index in 0..<11 { service.recordChange(of: "k\(index)", version: Int64(100 + index)) }
         #expect(service.pruneChangeVersions(limit: 10) == nil, "within the limit and a tenth")
-        for index in 11..<15 { service.changeVersions["k\(index)"] = Int64(100 + index) }
+        for index in 11..<15 { service.recordChange(of: "k\(index)", version: Int64(100 + index)) }
         #expect(service.pruneChangeVersions(limit: 10) == 104)
         #expect(service.changeVersions.count == 10)
         #expect(service.changeVersions.values.min() == 105)
@@ -122,7 +122,7 @@ struct SettingsServiceTests {
         let service = SettingsService()
         service.register(
             Self.schema(#"{"keys": {"a.k": {"type": "string", "summary": "A key"}}}"#), of: 4, command: " (app)")
-        service.overlay = service.compile()
+        service.install(service.compile())
         let status = service.status
         #expect(status["registrations"] == 1 && status["schemaKeys"] == 1 && status["schemaFiles"] == 0)
         let reply = service.schemasReply
