@@ -58,16 +58,21 @@ public struct VarlinkFrameHandler {
 
 /// Memory held on behalf of each uid: unfinished messages of its connections, and what the service charges to it
 /// (a subscription's patterns, say), against ``VarlinkServerLimits/maxBytesPerUid``.
-package final class VarlinkUidBudget {
+///
+/// A service reaches it through ``VarlinkServerContext/budget`` and charges what a client makes it keep, so that one
+/// uid's clients cannot take the memory of the others: charge before keeping (and refuse when the charge fails),
+/// release when it goes. Used on the server's event loop only.
+public final class VarlinkUidBudget {
     private var used: [UInt32: Int] = [:]
-    package var limit: Int
+    /// The most bytes one uid may hold (``VarlinkServerLimits/maxBytesPerUid``).
+    public package(set) var limit: Int
 
     package init(limit: Int) {
         self.limit = limit
     }
 
     /// Charges `bytes` to `uid`; returns false, charging nothing, when that would pass the limit.
-    package func charge(_ bytes: Int, to uid: UInt32) -> Bool {
+    public func charge(_ bytes: Int, to uid: UInt32) -> Bool {
         let total = used[uid, default: 0] + bytes
         guard total <= limit else { return false }
         used[uid] = total
@@ -75,7 +80,7 @@ package final class VarlinkUidBudget {
     }
 
     /// Gives back `bytes` charged to `uid`.
-    package func release(_ bytes: Int, of uid: UInt32) {
+    public func release(_ bytes: Int, of uid: UInt32) {
         let total = used[uid, default: 0] - bytes
         used[uid] = total > 0 ? total : nil
     }

@@ -23,13 +23,23 @@ public struct VarlinkServerContext {
     /// Where clients connect, `unix:PATH`.
     public let address: String
     /// Memory held for each uid; a service charges what its clients make it keep.
-    package let budget: VarlinkUidBudget
+    public let budget: VarlinkUidBudget
     package let tick: VarlinkTick
 
     /// Has the service's ``VarlinkService/tickEnded()`` run at the end of this tick (or, when asked from it, once
     /// more in the next one).
     public func scheduleEndOfTick() {
         tick.workQueued()
+    }
+
+    /// The service's end-of-tick work failed (a commit, say): every reply queued in this tick for a call of this
+    /// tick is replaced with `error`, one for each call, so that no client is told of what did not happen. Called
+    /// from ``VarlinkService/tickEnded()``, before the output is written; replies written in earlier ticks are not
+    /// taken back, and a stream begun in this tick must be ended by the service.
+    public func failCallsOfThisTick(with error: VarlinkError) {
+        for connection in tick.queuedConnections {
+            connection.failCallsOfThisTick(with: error)
+        }
     }
 }
 

@@ -260,11 +260,7 @@ package final class BeaconBus: VarlinkService {
             endStream(of: client)
         }
         transaction.streams.removeAll()
-        if let server {
-            for connection in server.tick.queuedConnections {
-                connection.failCallsOfThisTick(with: failure)
-            }
-        }
+        server?.failCallsOfThisTick(with: failure)
         // Connections that closed in the tick still own ephemeral properties: they go away in the next one.
         for owner in table.ephemeralKeys.keys where clients[owner] == nil {
             properties.deleteEphemeral(of: owner, origin: .daemon)
