@@ -132,7 +132,8 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
 
     /// The error the daemon (or any varlink peer) answered with.
     public init(_ error: VarlinkError) {
-        let code = Self.codes[error.name] ?? .otherRemote
+        // A protocol violation found here carries Varlink's local name, the daemon's io.beacon.ProtocolError.
+        let code = error.isProtocolError ? .protocolError : Self.codes[error.name] ?? .otherRemote
         self.init(code: code, name: error.name, parameters: error.parameters, message: error.description)
     }
 

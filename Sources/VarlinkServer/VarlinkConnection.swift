@@ -23,6 +23,8 @@ public final class VarlinkConnection {
     public let credentials: PeerCredentials
     /// Microseconds since the Unix epoch.
     public let connectedUsec: Int64
+    /// The service's name for a protocol violation; `nil`: a violation closes the connection without a reply.
+    let protocolErrorName: String?
 
     // These are read or written for every call. They are used on the event loop only, and no access to them spans a
     // call that could reach them again (``sendEncoded(_:)`` hands its closure a local array, not `output`), so they
@@ -65,8 +67,9 @@ public final class VarlinkConnection {
 
     init(
         id: Int, credentials: PeerCredentials, transport: any VarlinkTransport, tick: VarlinkTick,
-        logger: Logger, logLimiter: LogLimiter, connectedUsec: Int64
+        logger: Logger, logLimiter: LogLimiter, connectedUsec: Int64, protocolErrorName: String? = nil
     ) {
+        self.protocolErrorName = protocolErrorName
         self.descriptor = transport.socketDescriptor ?? -1
         self.logLimiter = logLimiter
         self.id = id
@@ -278,6 +281,15 @@ public final class VarlinkConnection {
             metadata: ["connection": "\(id)", "pid": "\(credentials.pid)", "uid": "\(credentials.uid)"]
         )
         discardsReplies = false
+        var error = error
+        if error.isProtocolError {
+            // The service names protocol violations, or they get no reply.
+            guard let name = protocolErrorName else {
+                close()
+                return
+            }
+            error = VarlinkError(name: name, parameters: error.parameters)
+        }
         sendEncoded { VarlinkReply(error: error).encode(into: &$0) }
         close()
     }

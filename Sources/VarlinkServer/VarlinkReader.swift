@@ -2,8 +2,8 @@ import NIOCore
 import Varlink
 
 /// Splits the byte stream of one connection into NUL-terminated messages, parses each as a varlink call and hands
-/// it to the service through the connection's ``VarlinkEndpoint``. Malformed input gets `io.beacon.ProtocolError`
-/// and a closed connection.
+/// it to the service through the connection's ``VarlinkEndpoint``. Malformed input closes the connection, after the
+/// service's protocol error when it names one (``VarlinkService/protocolErrorName``).
 ///
 /// Whatever carries the bytes (``VarlinkTransport``) tells the reader what happens: ``activate(credentials:)``,
 /// ``received(_:)``, ``readComplete()``, ``writabilityChanged()`` and ``closed()``.

@@ -109,6 +109,8 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     package var limits: VarlinkServerLimits { port.limits }
     private let ownUID = getuid()
     private let interfaces: VarlinkInterfaceTable
+    /// The service's name for a protocol violation (``VarlinkService/protocolErrorName``).
+    private let protocolErrorName: String?
 
     package private(set) var connections: [Int: VarlinkConnection] = [:]
     private var connectionsPerUID: [UInt32: Int] = [:]
@@ -128,6 +130,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
         self.address = address
         self.logger = logger
         self.interfaces = try VarlinkInterfaceTable.parsed(service.interfaceDescriptions)
+        self.protocolErrorName = service.protocolErrorName
         let tick = ServiceTick(eventLoop: eventLoop, service: service)
         self.tick = tick
         port = VarlinkServerPort(tick: tick, logger: logger, limits: limits)
@@ -199,7 +202,8 @@ package final class VarlinkServerCore<Service: VarlinkService> {
             tick: tick,
             logger: logger,
             logLimiter: port.logLimiter,
-            connectedUsec: WallClock.nowUsec()
+            connectedUsec: WallClock.nowUsec(),
+            protocolErrorName: protocolErrorName
         )
         connections[id] = connection
         transport.setWaterMark(limits.waterMark)

@@ -101,6 +101,12 @@ public protocol VarlinkService: AnyObject, SendableMetatype {
 
     /// The error a refused client is sent before its connection is closed.
     func error(refusing reason: VarlinkRefusal) -> VarlinkError
+
+    /// The name of the error a client that breaks the protocol is sent before its connection is closed (a message
+    /// that is not a varlink message, one too long or left unfinished too long, a call while a stream runs), with
+    /// `{"reason": …}`; `nil` (the default) closes the connection without a reply, as varlink's reference server
+    /// does. Read once, when the server starts.
+    var protocolErrorName: String? { get }
 }
 
 extension VarlinkService {
@@ -111,6 +117,7 @@ extension VarlinkService {
     public var batchesAtEndOfTick: Bool { false }
     public func connectionBecameWritable(_ connection: VarlinkConnection, client: Client) {}
     public func error(refusing reason: VarlinkRefusal) -> VarlinkError { .permissionDenied() }
+    public var protocolErrorName: String? { nil }
 }
 
 extension VarlinkService where Client == Void {

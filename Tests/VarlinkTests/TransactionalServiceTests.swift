@@ -102,6 +102,44 @@ struct TransactionalServiceTests {
         await server.shutdown()
     }
 
+    /// The ledger, with a name of its own for protocol violations.
+    final class NamingLedger: VarlinkService {
+        let ledger = Ledger()
+        var interfaceDescriptions: [(name: String, description: String)] { ledger.interfaceDescriptions }
+        var protocolErrorName: String? { "org.example.ledger.Garbled" }
+
+        func handle(_ call: VarlinkCall, on connection: VarlinkConnection, client: Void) {
+            ledger.handle(call, on: connection, client: client)
+        }
+    }
+
+    @Test("a client that breaks the protocol is closed without a reply, or gets the error its service names")
+    func protocolViolations() async throws {
+        let directory = try makeTemporaryDirectory("varlink-ledger")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let info = VarlinkServiceInfo(vendor: "Example", product: "ledger", version: "1", url: "https://example.org")
+        let plain = try await VarlinkServer.start(listener: .unixPath(directory + "/plain"), info: info) { Ledger() }
+        let naming = try await VarlinkServer.start(listener: .unixPath(directory + "/naming"), info: info) {
+            NamingLedger()
+        }
+        for (path, expected) in [(directory + "/plain", nil), (directory + "/naming", "org.example.ledger.Garbled")] {
+            let connection = try BlockingVarlinkConnection(socketPath: path, timeout: .seconds(10))
+            defer { connection.close() }
+            let garbage = Array("{\"method\": 42}\u{0}".utf8)
+            #expect(
+                garbage.withUnsafeBytes { write(connection.fileDescriptor, $0.baseAddress, $0.count) } == garbage.count)
+            let deadline = BlockingDeadline(timeout: .seconds(10))
+            if let expected {
+                let reply = try connection.receive(deadline: deadline)
+                #expect(reply.error == expected)
+                #expect(reply.parameters["reason"] != nil)
+            }
+            #expect(throws: BlockingVarlinkError.self) { _ = try connection.receive(deadline: deadline) }
+        }
+        await plain.shutdown()
+        await naming.shutdown()
+    }
+
     @Test("what the service charges to a uid is refused past maxBytesPerUid and given back at the end of the tick")
     func uidBudget() async throws {
         let directory = try makeTemporaryDirectory("varlink-ledger")

@@ -220,6 +220,9 @@ package final class BeaconBus: VarlinkService {
         if statusReporter != nil { reportStatusIfChanged() }
     }
 
+    /// A client that breaks the protocol is told so with `io.beacon.ProtocolError` before its connection closes.
+    package var protocolErrorName: String? { IOBeacon.ProtocolError.name }
+
     package func error(refusing reason: VarlinkRefusal) -> VarlinkError {
         switch reason {
         case .uidNotServed: .permissionDenied()

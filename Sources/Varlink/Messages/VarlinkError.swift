@@ -14,8 +14,10 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
         parameters.isEmpty ? name : "\(name) \(JSONValue.object(parameters).jsonString)"
     }
 
-    /// The name of the error ``protocolError(_:)`` produces.
-    public static let protocolErrorName = "io.beacon.ProtocolError"
+    /// The name of the error ``protocolError(_:)`` produces: a local name, never sent as it is. A server gives a
+    /// client that breaks the protocol its service's own error instead, or closes the connection without a reply, as
+    /// varlink's reference server does (`VarlinkService.protocolErrorName` in `VarlinkServer`).
+    public static let protocolErrorName = "org.varlink.local.ProtocolViolation"
 
     /// `org.varlink.service.InterfaceNotFound` with `{"interface": …}`.
     public static func interfaceNotFound(_ interface: String) -> VarlinkError {
@@ -47,7 +49,7 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
         VarlinkError(name: "org.varlink.service.ExpectedMore")
     }
 
-    /// `io.beacon.ProtocolError` with `{"reason": …}`: a message that is not a well-formed varlink message.
+    /// A message that is not a well-formed varlink message, with `{"reason": …}` (named ``protocolErrorName``).
     public static func protocolError(_ reason: String) -> VarlinkError {
         VarlinkError(name: protocolErrorName, parameters: ["reason": .string(reason)])
     }
