@@ -106,7 +106,7 @@ public struct BeaconProperty: Sendable, Hashable {
 
     init(_ property: IOBeaconProperties.Property) {
         self.init(
-            key: property.key, value: property.value, version: Int64(property.version),
+            key: property.key, value: property.value ?? .null, version: Int64(property.version),
             modifiedUsec: Int64(property.modifiedUsec), ephemeral: property.ephemeral,
             origin: BeaconOrigin(
                 uid: Int64(property.origin.uid), pid: Int64(property.origin.pid), command: property.origin.command,
