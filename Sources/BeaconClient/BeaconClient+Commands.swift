@@ -2,10 +2,8 @@ import BeaconProtocol
 
 /// Method names of the Beacon interfaces.
 enum Method {
-    static let get = IOBeaconProperties.Get.method
     static let set = IOBeaconProperties.Set.method
     static let watch = IOBeaconProperties.Watch.method
-    static let post = IOBeaconNotifications.Post.method
     static let observe = IOBeaconNotifications.Observe.method
     static let holdSleep = IOBeaconLifecycle.HoldSleep.method
     static let releaseSleep = IOBeaconLifecycle.Release.method
@@ -17,12 +15,9 @@ enum Method {
 extension BeaconClient {
     /// The property stored under `key`. Throws ``BeaconError/Code/keyNotFound`` when there is none.
     public func get(_ key: String) async throws(BeaconError) -> BeaconProperty {
-        let reply = try await call(method: Method.get, parameters: ["key": .string(key)])
-        var property = try BeaconProperty(parsing: reply["property"])
-        if let unavailable = reply["unavailable"] {
-            let reader = try ReplyReader(unavailable, "unavailable")
-            property.unavailable = .init(reason: try reader.string("reason"), sinceUsec: try reader.int("sinceUsec"))
-        }
+        let reply = try await typed { try await IOBeaconProperties.Client(self).get(key: key) }
+        var property = BeaconProperty(reply.property)
+        property.unavailable = reply.unavailable.map { .init(reason: $0.reason, sinceUsec: Int64($0.sinceUsec)) }
         return property
     }
 
@@ -125,12 +120,12 @@ extension BeaconClient {
         object: String?,
         deliverImmediately: Bool
     ) async throws(BeaconError) -> Int64 {
-        var parameters: [String: JSONValue] = ["name": .string(name)]
-        if let userInfo { parameters["userInfo"] = userInfo }
-        if let object { parameters["object"] = .string(object) }
-        if deliverImmediately { parameters["deliverImmediately"] = .bool(true) }
-        let reply = try await call(method: Method.post, parameters: parameters)
-        return try ReplyReader(reply, "Post reply").int("sequence")
+        // A userInfo of null is no userInfo, for the daemon as for the generated call, which leaves it out.
+        let reply = try await typed {
+            try await IOBeaconNotifications.Client(self).post(
+                name: name, userInfo: userInfo, object: object, deliverImmediately: deliverImmediately ? true : nil)
+        }
+        return Int64(reply.sequence)
     }
 
     /// `io.beacon.Daemon.Status`: the daemon's state.

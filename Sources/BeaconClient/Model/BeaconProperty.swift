@@ -40,13 +40,6 @@ public struct BeaconLock: Sendable, Hashable {
         self.line = line
         self.forced = forced
     }
-
-    init(parsing value: JSONValue?) throws(BeaconError) {
-        let reader = try ReplyReader(value, "locked")
-        self.init(
-            file: try reader.string("file"), line: Int(try reader.int("line")),
-            forced: reader.bool("forced", default: false))
-    }
 }
 
 /// A property as the daemon shows it: its stored value, or its schema's default, or the value a lock forces.
@@ -88,20 +81,6 @@ public struct BeaconProperty: Sendable, Hashable {
         self.modifiedUsec = modifiedUsec
         self.ephemeral = ephemeral
         self.origin = origin
-    }
-
-    init(parsing value: JSONValue?) throws(BeaconError) {
-        let reader = try ReplyReader(value, "property")
-        self.init(
-            key: try reader.string("key"),
-            value: reader.members["value"] ?? .null,
-            version: try reader.int("version"),
-            modifiedUsec: try reader.int("modifiedUsec"),
-            ephemeral: reader.bool("ephemeral", default: false),
-            origin: try BeaconOrigin(parsing: reader.members["origin"])
-        )
-        isDefault = reader.bool("default", default: false)
-        if let lock = reader.members["locked"] { self.lock = try BeaconLock(parsing: lock) }
     }
 
     init(_ property: IOBeaconProperties.Property) {
