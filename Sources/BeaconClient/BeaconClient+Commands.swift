@@ -15,7 +15,7 @@ enum Method {
 extension BeaconClient {
     /// The property stored under `key`. Throws ``BeaconError/Code/keyNotFound`` when there is none.
     public func get(_ key: String) async throws(BeaconError) -> BeaconProperty {
-        let reply = try await typed { try await IOBeaconProperties.Client(self).get(key: key) }
+        let reply = try await typed { try await IOBeaconProperties.Client(calls).get(key: key) }
         var property = BeaconProperty(reply.property)
         property.unavailable = reply.unavailable.map { .init(reason: $0.reason, sinceUsec: Int64($0.sinceUsec)) }
         return property
@@ -71,14 +71,14 @@ extension BeaconClient {
     public func unset(_ key: String, ifVersion: Int64? = nil) async throws(BeaconError) -> Int64 {
         let version = ifVersion.map { Int($0) }
         return Int64(
-            try await typed { try await IOBeaconProperties.Client(self).unset(key: key, ifVersion: version) }.version)
+            try await typed { try await IOBeaconProperties.Client(calls).unset(key: key, ifVersion: version) }.version)
     }
 
     /// The properties at or below `prefix` (every property when `nil`), sorted by key, and the daemon's current
     /// version.
     public func list(prefix: String? = nil) async throws(BeaconError) -> (properties: [BeaconProperty], version: Int64)
     {
-        let reply = try await typed { try await IOBeaconProperties.Client(self).list(prefix: prefix) }
+        let reply = try await typed { try await IOBeaconProperties.Client(calls).list(prefix: prefix) }
         return (reply.properties.map(BeaconProperty.init), Int64(reply.version))
     }
 
@@ -122,7 +122,7 @@ extension BeaconClient {
     ) async throws(BeaconError) -> Int64 {
         // A userInfo of null is no userInfo, for the daemon as for the generated call, which leaves it out.
         let reply = try await typed {
-            try await IOBeaconNotifications.Client(self).post(
+            try await IOBeaconNotifications.Client(calls).post(
                 name: name, userInfo: userInfo, object: object, deliverImmediately: deliverImmediately ? true : nil)
         }
         return Int64(reply.sequence)
@@ -130,11 +130,11 @@ extension BeaconClient {
 
     /// `io.beacon.Daemon.Status`: the daemon's state.
     public func daemonStatus() async throws(BeaconError) -> DaemonStatus {
-        DaemonStatus(try await typed { try await IOBeaconDaemon.InterfaceClient(self).status() }.status)
+        DaemonStatus(try await typed { try await IOBeaconDaemon.InterfaceClient(calls).status() }.status)
     }
 
     /// `io.beacon.Daemon.Clients`: the connected clients, by connection number.
     public func daemonClients() async throws(BeaconError) -> [DaemonClient] {
-        try await typed { try await IOBeaconDaemon.InterfaceClient(self).clients() }.clients.map(DaemonClient.init)
+        try await typed { try await IOBeaconDaemon.InterfaceClient(calls).clients() }.clients.map(DaemonClient.init)
     }
 }

@@ -161,7 +161,7 @@ extension BeaconClient {
     /// at once with ``BeaconError/Code/providerUnavailable`` and `reason`, and reads say that values may be stale.
     public func setAvailable(provider: Int64, _ available: Bool, reason: String? = nil) async throws(BeaconError) {
         _ = try await typed {
-            try await IOBeaconProviders.Client(self).setAvailable(
+            try await IOBeaconProviders.Client(calls).setAvailable(
                 provider: Int(provider), available: available, reason: reason)
         }
     }

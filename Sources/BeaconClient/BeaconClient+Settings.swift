@@ -35,7 +35,7 @@ extension BeaconClient {
     /// removed; locked keys below `key` are skipped.
     @discardableResult
     public func reset(_ key: String, recursive: Bool = false) async throws(BeaconError) -> [String] {
-        try await typed { try await IOBeaconSettings.Client(self).reset(key: key, recursive: recursive) }.reset
+        try await typed { try await IOBeaconSettings.Client(calls).reset(key: key, recursive: recursive) }.reset
     }
 
     /// The setting `key` as a `Value`: its stored value, else the default of its schema (a schema file or a
@@ -65,20 +65,20 @@ extension BeaconClient {
     /// Everything the daemon knows of `key`: what a Get shows, whether a value is stored, the schema's declaration
     /// and the lock (`io.beacon.Settings.Describe`).
     public func describe(_ key: String) async throws(BeaconError) -> SettingDescription {
-        SettingDescription(try await typed { try await IOBeaconSettings.Client(self).describe(key: key) })
+        SettingDescription(try await typed { try await IOBeaconSettings.Client(calls).describe(key: key) })
     }
 
     /// The schemas and lockdown rules in force, where each came from, and the problems the daemon found in its
     /// files (`io.beacon.Settings.Schemas`).
     public func settingsSources() async throws(BeaconError) -> SettingsSources {
-        SettingsSources(try await typed { try await IOBeaconSettings.Client(self).schemas() })
+        SettingsSources(try await typed { try await IOBeaconSettings.Client(calls).schemas() })
     }
 
     /// The stored, persistent values at or below `prefix` (every key when `nil`), by key relative to it, and the
     /// daemon's version: what ``load(_:prefix:)`` takes back. Defaults, ephemeral values and the daemon's own keys
     /// are left out.
     public func dump(prefix: String? = nil) async throws(BeaconError) -> (values: [String: JSONValue], version: Int64) {
-        let reply = try await typed { try await IOBeaconSettings.Client(self).dump(prefix: prefix) }
+        let reply = try await typed { try await IOBeaconSettings.Client(calls).dump(prefix: prefix) }
         guard let values = reply.values.objectValue else {
             throw .invalidReply("Dump reply's values are not an object")
         }
@@ -93,6 +93,6 @@ extension BeaconClient {
         -> SettingsLoadResult
     {
         SettingsLoadResult(
-            try await typed { try await IOBeaconSettings.Client(self).load(prefix: prefix, values: .object(values)) })
+            try await typed { try await IOBeaconSettings.Client(calls).load(prefix: prefix, values: .object(values)) })
     }
 }

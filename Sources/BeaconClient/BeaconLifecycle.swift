@@ -109,7 +109,7 @@ extension BeaconLifecycle {
     /// The lifecycle now, as the daemon last read it from logind. Throws the error named
     /// `io.beacon.Lifecycle.Unavailable` (``BeaconError/name``) when the daemon does not follow it.
     public func status() async throws(BeaconError) -> LifecycleStatus {
-        LifecycleStatus(try await client.typed { try await IOBeaconLifecycle.Client(client).state() })
+        LifecycleStatus(try await client.typed { try await IOBeaconLifecycle.Client(client.calls).state() })
     }
 }
 

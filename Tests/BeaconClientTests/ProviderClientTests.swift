@@ -29,6 +29,9 @@ struct ProviderClientTests {
                 if let expected = request.ifProviderVersion, expected != current {
                     return .error("io.beacon.Properties.VersionMismatch", ["key": .string(request.key)])
                 }
+                if request.key == "fleet.kept" {
+                    return .error("io.beacon.Properties.ReadOnly", ["key": .string(request.key), "why": "kept"])
+                }
                 state.revision += 1
                 let machine: [String: JSONValue] = ["uid": 0, "pid": 1, "machine": "elsewhere"]
                 if request.method == .unset {
@@ -62,6 +65,13 @@ struct ProviderClientTests {
             try await caller.set("fleet.sign.message", to: "Late", ifVersion: second)
         } throws: { error in
             (error as? BeaconError)?.name == "io.beacon.Properties.VersionMismatch"
+        }
+        // An Unset the provider refuses: its error comes with every parameter the provider gave it, those its
+        // interface does not declare too.
+        await #expect {
+            try await caller.unset("fleet.kept")
+        } throws: { error in
+            (error as? BeaconError)?.code == .readOnly && (error as? BeaconError)?.parameters["why"] == "kept"
         }
         try await caller.unset("fleet.sign.message")
         await #expect {

@@ -167,11 +167,16 @@ extension [String: JSONValue] {
         try T(varlinkValue: self[name] ?? .null, path: path.isEmpty ? name : path + "." + name)
     }
 
-    /// Sets the member `name` to `value`, leaving it out when it is `null` (an optional's `nil`).
+    /// Sets the member `name` to `value`, as it is: an `object` member may hold `null`.
     public mutating func setVarlinkMember(_ name: String, _ value: some VarlinkValue) {
-        let json = value.varlinkValue
-        if case .null = json { return }
-        self[name] = json
+        self[name] = value.varlinkValue
+    }
+
+    /// Sets the member `name` to `value`, leaving it out when it is `nil`. An `?object` that holds `null` (not
+    /// `nil`) is sent as `null`.
+    public mutating func setVarlinkMember<Wrapped: VarlinkValue>(_ name: String, _ value: Wrapped?) {
+        guard let value else { return }
+        self[name] = value.varlinkValue
     }
 }
 
