@@ -2,7 +2,6 @@ import BeaconProtocol
 
 /// Method names of the Beacon interfaces.
 enum Method {
-    static let set = IOBeaconProperties.Set.method
     static let watch = IOBeaconProperties.Watch.method
     static let observe = IOBeaconNotifications.Observe.method
     static let holdSleep = IOBeaconLifecycle.HoldSleep.method
@@ -46,11 +45,12 @@ extension BeaconClient {
         ifVersion: Int64? = nil,
         ephemeral: Bool = false
     ) async throws(BeaconError) -> Int64 {
-        var parameters: [String: JSONValue] = ["key": .string(key), "value": value]
-        if let ifVersion { parameters["ifVersion"] = .int(ifVersion) }
-        if ephemeral { parameters["ephemeral"] = .bool(true) }
-        let reply = try await call(method: Method.set, parameters: parameters)
-        return try ReplyReader(reply, "Set reply").int("version")
+        let version = ifVersion.map { Int($0) }
+        let reply = try await typed {
+            try await IOBeaconProperties.Client(calls).set(
+                key: key, value: value, ifVersion: version, ephemeral: ephemeral ? true : nil)
+        }
+        return Int64(reply.version)
     }
 
     /// Stores any `Encodable` value under `key` (encoded to JSON); see ``set(_:to:ifVersion:ephemeral:)``.
