@@ -49,8 +49,6 @@ package final class BeaconBus: VarlinkService {
     var server: VarlinkServerContext? { transaction.server }
     /// The address clients reach the bus at.
     var address: String { server?.address ?? "" }
-    /// The version marker beside the store.
-    var marker: VersionMarker? { writer.marker }
     var startedUsec: Int64 { daemonStatus.startedUsec }
     /// Told the status line for the service manager when it changes (``reportStatusIfChanged()``); set by the
     /// daemon when a service manager listens.

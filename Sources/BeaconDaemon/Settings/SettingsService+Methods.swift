@@ -44,8 +44,14 @@ extension SettingsService {
 
     // MARK: Methods
 
+    /// The properties the methods read and write; set by the bus before the first call.
+    private func properties(for method: String) throws(VarlinkError) -> any SettingsHost {
+        guard let host else { throw .methodNotImplemented(method) }
+        return host
+    }
+
     func describe(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        guard let host else { throw .methodNotImplemented(IOBeaconSettings.Describe.method) }
+        let host = try properties(for: IOBeaconSettings.Describe.method)
         let name = try parameters.string("key")
         _ = try host.limits.parseKey(name)
         let entry = try host.storedEntry(name)
@@ -76,7 +82,7 @@ extension SettingsService {
     }
 
     func reset(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        guard let host else { throw .methodNotImplemented(IOBeaconSettings.Reset.method) }
+        let host = try properties(for: IOBeaconSettings.Reset.method)
         let name = try parameters.string("key")
         let recursive = try parameters.bool("recursive", default: false)
         let key = try host.limits.parseKey(name)
@@ -106,7 +112,7 @@ extension SettingsService {
     }
 
     func register(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        guard let host else { throw .methodNotImplemented(IOBeaconSettings.Register.method) }
+        let host = try properties(for: IOBeaconSettings.Register.method)
         let schema = try parameters.object("schema")
         let file = SchemaFile.parse(.object(schema), keyLimits: host.limits.keyLimits)
         guard file.problems.isEmpty else { throw BusError.invalidSchema(file.problems.map(\.problem)) }
@@ -117,7 +123,7 @@ extension SettingsService {
     }
 
     func dump(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        guard let host else { throw .methodNotImplemented(IOBeaconSettings.Dump.method) }
+        let host = try properties(for: IOBeaconSettings.Dump.method)
         let prefixName = try parameters.optionalString("prefix") ?? ""
         let prefix = prefixName.isEmpty ? nil : try host.limits.parseKey(prefixName)
         var values: [String: JSONValue] = [:]
@@ -130,7 +136,7 @@ extension SettingsService {
     }
 
     func load(_ parameters: CallParameters, client: BusClient) throws(VarlinkError) {
-        guard let host else { throw .methodNotImplemented(IOBeaconSettings.Load.method) }
+        let host = try properties(for: IOBeaconSettings.Load.method)
         let limits = host.limits
         let prefixName = try parameters.optionalString("prefix") ?? ""
         if !prefixName.isEmpty { _ = try limits.parseKey(prefixName) }

@@ -49,10 +49,10 @@ struct BusInProcessTests {
         let replies = try second.messages()
         #expect(replies.first?.parameters?["version"] == 2)
         #expect(replies.last?.parameters?["sequence"] == 1)
-        let changes = try watcher.messages().compactMap { $0.parameters?["changes"]?.arrayValue }.flatMap { $0 }
+        let changes = try watcher.items("changes")
         #expect(changes.map { $0["key"] } == ["other"])
         #expect(changes.map { $0["value"] } == [5])
-        let notes = try observer.messages().compactMap { $0.parameters?["notifications"]?.arrayValue }.flatMap { $0 }
+        let notes = try observer.items("notifications")
         #expect(notes.map { $0["userInfo"] } == ["y"])
         #expect(bus.storage.upsertedKeys == ["kept", "other"])
     }

@@ -27,7 +27,7 @@ struct FanOutTests {
 
     /// The names of the notifications in the messages `client` was sent since the last read.
     static func names(_ client: InProcessBus.Client) throws -> [String] {
-        try client.messages().compactMap { $0.parameters?["notifications"]?.arrayValue }.flatMap { $0 }
+        try client.items("notifications")
             .compactMap { $0["name"]?.stringValue }
     }
 
@@ -147,7 +147,7 @@ struct FanOutTests {
         try holder.send(Self.resume)
         try dropper.send(Self.resume)
         bus.endTick()
-        let changes = try holder.messages().compactMap { $0.parameters?["changes"]?.arrayValue }.flatMap { $0 }
+        let changes = try holder.items("changes")
         #expect(changes.compactMap { $0["value"]?.intValue } == Array(0..<8))
         #expect(held.outbox.isEmpty && bus.bus.fanOut.parked.count == 0)
         #expect(try dropper.messages().isEmpty)

@@ -185,6 +185,12 @@ final class InProcessBus {
             try writes().flatMap { $0 }
         }
 
+        /// The elements of the array parameter `member` (`changes`, `notifications`, `requests`) of every message
+        /// written since the last read, in order.
+        func items(_ member: String) throws -> [JSONValue] {
+            try messages().compactMap { $0.parameters?[member]?.arrayValue }.flatMap { $0 }
+        }
+
         static func messages(in buffer: ByteBuffer) throws -> [JSONValue] {
             let bytes = Array(buffer.readableBytesView)
             return try bytes.split(separator: 0, omittingEmptySubsequences: true).map { frame in

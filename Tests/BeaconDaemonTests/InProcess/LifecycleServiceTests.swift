@@ -36,7 +36,7 @@ struct LifecycleServiceTests {
         #expect(try Self.value(bus, reader, "lifecycle.state") == "inactive")
         #expect(lifecycle.snapshot?.sessionLocked == true)
         #expect(!bus.bus.fanOut.session.active)
-        let names = try observer.messages().compactMap { $0.parameters?["notifications"]?.arrayValue }.flatMap { $0 }
+        let names = try observer.items("notifications")
             .compactMap { $0["name"]?.stringValue }
         #expect(names == ["lifecycle.willResignActive"])
 
@@ -77,7 +77,7 @@ struct LifecycleServiceTests {
         lifecycle.apply(.notification(name: "desktop.battery", arguments: [.int64(40), .string("discharging")]))
         lifecycle.apply(.notification(name: "desktop.other", arguments: [.bool(true)]))
         bus.endTick()
-        let notes = try observer.messages().compactMap { $0.parameters?["notifications"]?.arrayValue }.flatMap { $0 }
+        let notes = try observer.items("notifications")
         #expect(notes.count == 2)
         #expect(notes.first?["userInfo"] == ["level": 40, "state": "discharging"])
         #expect(notes.last?["userInfo"] == ["arguments": [true], "value": true])

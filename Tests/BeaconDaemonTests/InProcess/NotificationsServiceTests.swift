@@ -8,7 +8,7 @@ import Testing
 @Suite("NotificationsService in process")
 struct NotificationsServiceTests {
     static func notifications(_ client: InProcessBus.Client) throws -> [JSONValue] {
-        try client.messages().compactMap { $0.parameters?["notifications"]?.arrayValue }.flatMap { $0 }
+        try client.items("notifications")
     }
 
     @Test("posts are numbered in order and reach the observers whose patterns and object match")

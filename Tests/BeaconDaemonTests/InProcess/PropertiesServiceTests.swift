@@ -9,7 +9,7 @@ import Testing
 struct PropertiesServiceTests {
     /// The changes of every stream reply `client` received since the last read.
     static func changes(_ client: InProcessBus.Client) throws -> [JSONValue] {
-        try client.messages().compactMap { $0.parameters?["changes"]?.arrayValue }.flatMap { $0 }
+        try client.items("changes")
     }
 
     @Test(

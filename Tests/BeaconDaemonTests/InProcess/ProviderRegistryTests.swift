@@ -15,14 +15,12 @@ import Testing
 @Suite("ProviderRegistry as a service")
 struct ProviderRegistryTests {
     static func call(_ method: String, _ parameters: JSONValue, more: Bool = false) -> JSONValue {
-        var call: [String: JSONValue] = ["method": .string("io.beacon.Providers." + method), "parameters": parameters]
-        if more { call["more"] = true }
-        return .object(call)
+        Call.method("io.beacon.Providers." + method, parameters, more: more)
     }
 
     /// The requests sent to a provider since the last read.
     static func requests(_ provider: InProcessBus.Client) throws -> [JSONValue] {
-        try provider.messages().compactMap { $0.parameters?["requests"]?.arrayValue }.flatMap { $0 }
+        try provider.items("requests")
     }
 
     @Test("a provided Set goes to the provider, whose answer applies the change and answers the caller")
