@@ -33,9 +33,13 @@ public final class VarlinkConnection {
     // `-enforce-exclusivity=unchecked` (as a package that depends on this one builds it): 7,202 -> 4,744, notification
     // 1->1 5,906 -> 5,435, pipelined Set 9,911 -> 9,113 (scripts/callgrind-ops.sh,
     // Benchmarks/Bus/results/2026-11-28-exclusivity-audit.txt).
+    /// The connection's state: the call being answered, the output, the input's pauses, the uid's charges.
+    @exclusivity(unchecked) @usableFromInline var state = ConnectionStateMachine()
     /// The streamed call running on the connection, set by ``beginStream()``.
-    @exclusivity(unchecked) public private(set) var isStreaming = false
-    @exclusivity(unchecked) public private(set) var isClosed = false
+    public var isStreaming: Bool { state.isStreaming }
+    public var isClosed: Bool { state.isClosed }
+    /// Reads the connection's input: told when a pause of its input ends. Set when the connection is admitted.
+    weak var reader: VarlinkReader?
 
     /// What carries the connection's bytes.
     let transport: any VarlinkTransport
@@ -44,8 +48,6 @@ public final class VarlinkConnection {
     private let descriptor: Int32
     /// Whether replies are written to the socket directly when the transport holds none of the output.
     package var writesDirectly: Bool { descriptor >= 0 }
-    /// The transport was handed output that it may not have written yet: a direct write must wait until it has.
-    @exclusivity(unchecked) private var transportMayHoldOutput = false
     @usableFromInline let tick: VarlinkTick
     let logger: Logger
     /// Shared by the server's connections: log lines about clients are rate-limited per uid and reason.
@@ -56,14 +58,6 @@ public final class VarlinkConnection {
     /// connection answering a stream of pipelined calls starts each tick's output at that size instead of growing
     /// it by doubling (``clearOutput()``).
     @exclusivity(unchecked) @usableFromInline var outputHint = 0
-    @exclusivity(unchecked) @usableFromInline var isQueuedForFlush = false
-    @exclusivity(unchecked) private var closeAfterFlush = false
-    /// Replies of a oneway call are dropped.
-    @exclusivity(unchecked) @usableFromInline var discardsReplies = false
-    /// Calls that expect a reply, dispatched since the output was last written; their replies start at
-    /// ``tickReplyStart`` of ``output``.
-    @exclusivity(unchecked) @usableFromInline var tickCalls = 0
-    @exclusivity(unchecked) @usableFromInline var tickReplyStart = 0
 
     init(
         id: Int, credentials: PeerCredentials, transport: any VarlinkTransport, tick: VarlinkTick,
@@ -84,32 +78,19 @@ public final class VarlinkConnection {
     /// (``failCallsOfThisTick(with:)``).
     @inlinable
     func callBegins(oneway: Bool) {
-        discardsReplies = oneway
-        guard !oneway else { return }
-        if tickCalls == 0 { tickReplyStart = output.count }
-        tickCalls += 1
-    }
-
-    /// The call begun with ``callBegins(oneway:)`` was not handled after all: it is handled again once parsed.
-    @inlinable
-    func callNotHandled(oneway: Bool) {
-        if !oneway { tickCalls -= 1 }
+        state.callBegins(oneway: oneway, outputCount: output.count)
     }
 
     /// Replaces the replies queued for the calls of this tick with `error`, one for each call. Replies already
     /// written to the socket are not taken back.
     package func failCallsOfThisTick(with error: VarlinkError) {
-        let calls = tickCalls
-        guard calls > 0, !isClosed else { return }
-        output.removeSubrange(min(tickReplyStart, output.count)...)
+        guard let (calls, replyStart) = state.takeBackCallsOfThisTick() else { return }
+        output.removeSubrange(min(replyStart, output.count)...)
         var reply: [UInt8] = []
         VarlinkReply(error: error).encode(into: &reply)
-        discardsReplies = false
         sendEncoded { output in
             for _ in 0..<calls { output.append(contentsOf: reply) }
         }
-        isStreaming = false
-        tickCalls = 0
     }
 
     /// Whether the peer takes its output fast enough (queued bytes below the high watermark).
@@ -131,18 +112,15 @@ public final class VarlinkConnection {
         _ frame: UnsafeRawBufferPointer, limits: JSONLimits, _ answer: (VarlinkCallView) -> Bool
     ) -> Bool {
         guard let call = VarlinkCallView(parsing: frame, limits: limits) else { return false }
-        if isStreaming && !call.oneway { return false }
+        guard state.admitsCall(oneway: call.oneway) else { return false }
         callBegins(oneway: call.oneway)
-        defer { discardsReplies = false }
         guard answer(call) else {
-            callNotHandled(oneway: call.oneway)
+            state.callNotHandled(oneway: call.oneway)
             return false
         }
+        state.callHandled()
         return true
     }
-
-    /// A failure closes the connection once its output is written: no further call is handled.
-    var isClosing: Bool { isClosed || closeAfterFlush }
 
     /// Whether the output not yet taken by the peer reached `budget` bytes: then the connection's calls wait
     /// until it drains. Checks the socket's watermark and this tick's output, not the exact byte count.
@@ -150,67 +128,50 @@ public final class VarlinkConnection {
         !transport.isWritable || output.count >= budget
     }
 
-    /// Called once, on the event loop, after a flush that left the connection writable; set by a reader that
-    /// stopped reading because the connection was backed up.
-    var onDrained: (() -> Void)?
-
     /// The current call is answered later (``deferReply()``): until ``answerDeferred(_:)``, no further call of the
     /// connection is handled, so that replies keep the order of the calls.
-    @exclusivity(unchecked) public private(set) var awaitsDeferredReply = false
-    /// Called once, on the event loop, when the deferred reply was sent; set by the reader that stopped for it.
-    var onDeferredReplySent: (() -> Void)?
+    public var awaitsDeferredReply: Bool { state.awaitsDeferredReply }
 
     /// Answers the current call later, with ``answerDeferred(_:)``; returns whether a reply is awaited, which a
     /// oneway call does not expect. The call no longer counts among this tick's replies
     /// (``failCallsOfThisTick(with:)``).
     @discardableResult
     public func deferReply() -> Bool {
-        guard !discardsReplies, !isClosed else { return false }
-        tickCalls -= 1
-        awaitsDeferredReply = true
-        return true
+        state.deferReply()
     }
 
     /// Answers the call deferred with ``deferReply()``: `reply` sends its reply with the usual functions
     /// (``reply(_:integer:)``, ``reply(error:)``, ...), then the connection's further calls are handled.
     public func answerDeferred(_ reply: (VarlinkConnection) -> Void) {
-        guard awaitsDeferredReply else { return }
-        awaitsDeferredReply = false
-        // Counted among this tick's calls: a failed commit of the tick answers it with the error instead.
-        callBegins(oneway: false)
+        guard state.deferredReplyBegins(outputCount: output.count) else { return }
         reply(self)
-        if let resume = onDeferredReplySent {
-            onDeferredReplySent = nil
-            resume()
-        }
+        state.callHandled()
+        if state.deferredReplySent() { reader?.resume(after: .reply) }
     }
 
     /// Sends a reply with `parameters`. A reply with `continues` begins a stream (``beginStream()``), or continues
     /// it; one without ends it.
     public func reply(_ parameters: [String: JSONValue], continues: Bool = false) {
-        guard !discardsReplies else { return }
+        guard state.replies(continuing: continues) else { return }
         sendEncoded { VarlinkReply(parameters: parameters, continues: continues).encode(into: &$0) }
-        isStreaming = continues
     }
 
     /// Sends an error reply, which also ends a stream.
     public func reply(error: VarlinkError) {
-        guard !discardsReplies else { return }
+        guard state.replies(continuing: false) else { return }
         sendEncoded { VarlinkReply(error: error).encode(into: &$0) }
-        isStreaming = false
     }
 
     /// Marks the current call as streamed, as a reply with `continues` does: until the stream ends (a reply without
     /// `continues`, or ``endStream()``) further calls on the connection are refused, except oneway ones. For a
     /// stream whose first reply went out with ``sendEncoded(_:)``.
     public func beginStream() {
-        guard !discardsReplies else { return }
-        isStreaming = true
+        state.streamBegins()
     }
 
     /// Marks the stream as finished after its last reply was sent with ``sendEncoded(_:)``.
     public func endStream() {
-        isStreaming = false
+        state.streamEnds()
     }
 
     /// Appends one or more complete, already encoded messages (each JSON text followed by a NUL byte).
@@ -218,7 +179,7 @@ public final class VarlinkConnection {
     /// While a oneway call is being handled, nothing is sent: the caller asked for no reply.
     @inlinable
     package func sendEncoded(_ body: (inout [UInt8]) -> Void) {
-        guard !isClosed, !discardsReplies else { return }
+        guard !state.isClosed, !state.discardsReplies else { return }
         var buffer: [UInt8] = []
         swap(&buffer, &output)
         if buffer.capacity < outputHint { buffer.reserveCapacity(outputHint) }
@@ -249,7 +210,7 @@ public final class VarlinkConnection {
         guard !isClosed else { return }
         if !output.isEmpty {
             // Keep the order: what was queued before goes first. It can no longer be taken back.
-            tickCalls = 0
+            state.outputWritten()
             shared.append(outputBuffer())
             clearOutput()
         }
@@ -259,8 +220,7 @@ public final class VarlinkConnection {
 
     /// Closes the connection after the output queued so far has been written.
     public func close() {
-        guard !isClosed else { return }
-        closeAfterFlush = true
+        guard state.closeRequested() else { return }
         tick.outputQueued(on: self)
     }
 
@@ -271,16 +231,18 @@ public final class VarlinkConnection {
         transport.close()
     }
 
+    /// Whether the connection's calls are handled: not once it failed or is closing.
+    var isClosing: Bool { state.isClosing }
+
     /// Sends `error` (a protocol violation), logs it and closes the connection.
     func fail(_ error: VarlinkError, logMessage: String) {
         // The first violation closes the connection; what was pipelined after it is neither answered nor logged.
-        guard !closeAfterFlush else { return }
+        guard state.violation() else { return }
         logLimiter.log(
             logger, .notice, source: "uid \(credentials.uid)", reason: logMessage,
             "closing connection: \(logMessage)",
             metadata: ["connection": "\(id)", "pid": "\(credentials.pid)", "uid": "\(credentials.uid)"]
         )
-        discardsReplies = false
         var error = error
         if error.isProtocolError {
             // The service names protocol violations, or they get no reply.
@@ -296,10 +258,10 @@ public final class VarlinkConnection {
 
     private func writeOutput(flushing: Bool = false) {
         // What is written can no longer be taken back.
-        tickCalls = 0
+        state.outputWritten()
         guard !output.isEmpty else { return }
         let buffer = outputBuffer()
-        transportMayHoldOutput = true
+        state.transportMayHoldOutput = true
         transport.write(buffer, flush: flushing)
         clearOutput()
     }
@@ -329,14 +291,14 @@ public final class VarlinkConnection {
     /// meets any error of the socket again and closes the transport.
     private func writeDirectly() -> Bool {
         guard shared.count < Self.maxDirectBuffers else { return false }
-        if transportMayHoldOutput {
+        if state.transportMayHoldOutput {
             guard transport.heldBytes == 0 else { return false }
-            transportMayHoldOutput = false
+            state.transportMayHoldOutput = false
         }
         // While the transport is active, the number is still this connection's socket.
         guard transport.isActive else { return false }
         // What is written can no longer be taken back.
-        tickCalls = 0
+        state.outputWritten()
         var sent = sendQueued()
         guard sent >= 0 else { return false }
         guard sent >= output.count else {
@@ -388,43 +350,44 @@ public final class VarlinkConnection {
 
     /// Writes and flushes everything queued.
     func flush() {
-        isQueuedForFlush = false
+        state.isQueuedForFlush = false
         guard !isClosed else { return }
-        if descriptor >= 0 && !closeAfterFlush && (!output.isEmpty || !shared.isEmpty) && writeDirectly() {
-            if onDrained != nil { notifyDrained() }
+        let closing = state.isClosing
+        if descriptor >= 0 && !closing && (!output.isEmpty || !shared.isEmpty) && writeDirectly() {
+            flushed()
             return
         }
-        if shared.isEmpty && !closeAfterFlush && !output.isEmpty {
+        if shared.isEmpty && !closing && !output.isEmpty {
             // Only replies: one write that flushes.
             writeOutput(flushing: true)
-            if onDrained != nil { notifyDrained() }
+            flushed()
             return
         }
         writeOutput()
         for buffer in shared {
-            transportMayHoldOutput = true
+            state.transportMayHoldOutput = true
             transport.write(buffer, flush: false)
         }
         shared.removeAll()
         transport.flush()
-        if closeAfterFlush {
+        if closing {
             markClosed()
             transport.close()
         }
-        notifyDrained()
+        flushed()
     }
 
-    private func notifyDrained() {
-        guard let onDrained, transport.isWritable else { return }
-        self.onDrained = nil
-        transport.eventLoop.assumeIsolated().execute(onDrained)
+    /// The input paused for output resumes, in a task of its own, once the peer takes its output again.
+    @inline(__always)
+    private func flushed() {
+        guard state.flushed(writable: transport.isWritable), let reader else { return }
+        transport.eventLoop.assumeIsolated().execute { [weak reader] in reader?.resume(after: .output) }
     }
 
     func markClosed() {
-        isClosed = true
+        state.closed()
         output = []
         shared = []
-        onDrained = nil
     }
 }
 

@@ -6,7 +6,10 @@ import Varlink
 /// service's protocol error when it names one (``VarlinkService/protocolErrorName``).
 ///
 /// Whatever carries the bytes (``VarlinkTransport``) tells the reader what happens: ``activate(credentials:)``,
-/// ``received(_:)``, ``readComplete()``, ``writabilityChanged()`` and ``closed()``.
+/// ``received(_:)``, ``readComplete()``, ``writabilityChanged()`` and ``closed()``. What the connection does next
+/// (its pauses, what its uid is charged, whether its input stopped) is its ``ConnectionStateMachine``'s to decide;
+/// the reader keeps only the bytes not yet handled and the timer of an unfinished message. Before its peer is
+/// admitted, and after a refusal, it reads nothing: the transport starts reading after ``activate(credentials:)``.
 final class VarlinkReader {
     // Used on the transport's event loop only, and no access to these spans a call that could reach them again: they
     // skip the runtime exclusivity checks, which are made several times for every message. VarlinkServer's
@@ -16,28 +19,17 @@ final class VarlinkReader {
     // (scripts/callgrind-ops.sh, Benchmarks/Bus/results/2026-11-28-exclusivity-audit.txt).
     private let port: VarlinkServerPort
     private let transport: any VarlinkTransport
+    /// The admitted connection; nil before admission, after a refusal and once the transport closed.
     @exclusivity(unchecked) private var endpoint: VarlinkEndpoint?
     private var connection: VarlinkConnection? { endpoint?.connection }
     /// Received bytes not yet consumed as complete messages.
     @exclusivity(unchecked) private var pending: ByteBuffer?
     /// Where the frame at the start of `pending` ends.
     @exclusivity(unchecked) private var scanner: VarlinkFrameScanner
-    /// No more input is taken: the connection was refused, a malformed message (or a limit) failed it, or the
-    /// transport closed. Nothing after that is read or kept.
-    @exclusivity(unchecked) private var stopped = false
     /// Between a ``received(_:)`` and the ``readComplete()`` that ends its read burst.
     @exclusivity(unchecked) private var inReadBurst = false
-    /// Bytes of `pending` charged to the peer's uid.
-    @exclusivity(unchecked) private var chargedInput = 0
-    /// Output charged to the peer's uid while the connection is not writable.
-    private var chargedOutput = 0
-    /// When the message at the start of `pending` began, while it is unfinished.
-    private var unfinishedSince: NIODeadline?
+    /// Fails the connection when the message at the start of `pending` stays unfinished.
     private var frameTimer: Scheduled<Void>?
-    /// The peer does not take its output: its calls wait, unread, until the output drains.
-    @exclusivity(unchecked) private var pausedForOutput = false
-    /// Waiting for the deferred reply of a call (``VarlinkConnection/deferReply()``).
-    @exclusivity(unchecked) private var pausedForReply = false
 
     init(port: VarlinkServerPort, transport: any VarlinkTransport) {
         self.port = port
@@ -53,13 +45,13 @@ final class VarlinkReader {
             switch port.admit(transport, credentials) {
             case .success(let endpoint):
                 self.endpoint = endpoint
+                endpoint.connection.reader = self
                 processPending()
             case .failure(let error):
                 refuse(with: error)
             }
         case .failure(let error):
             port.logger.warning("cannot read the peer credentials: \(error)")
-            stopped = true
             pending = nil
             transport.close()
         }
@@ -67,7 +59,6 @@ final class VarlinkReader {
 
     /// Sends `error`, then closes: a refused client learns why.
     private func refuse(with error: VarlinkError) {
-        stopped = true
         pending = nil
         var bytes: [UInt8] = []
         VarlinkReply(error: error).encode(into: &bytes)
@@ -76,19 +67,18 @@ final class VarlinkReader {
 
     /// The transport closed.
     func closed() {
-        stopped = true
         readComplete()
-        pausedForOutput = false
-        pausedForReply = false
-        releaseInput()
-        chargeOutput(held: false)
         frameTimer?.cancel()
         frameTimer = nil
         pending = nil
-        if let endpoint {
-            self.endpoint = nil
-            endpoint.closed()
-        }
+        guard let endpoint else { return }
+        self.endpoint = nil
+        let connection = endpoint.connection
+        let charged = connection.state.transportClosed()
+        let uid = connection.credentials.uid
+        if charged.input > 0 { port.budget.release(charged.input, of: uid) }
+        if charged.output > 0 { port.budget.release(charged.output, of: uid) }
+        endpoint.closed()
     }
 
     /// Bytes arrived, valid during the call only; a read burst lasts until ``readComplete()``.
@@ -100,20 +90,20 @@ final class VarlinkReader {
             inReadBurst = true
             port.tick.readBurstBegan()
         }
-        guard !stopped, !bytes.isEmpty else { return }
+        guard let connection, connection.state.readsInput, !bytes.isEmpty else { return }
         var rest = bytes
         if pending != nil {
             // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
             // copied, and take the messages after it from where they were read.
             var probe = VarlinkFrameScanner(maxFrameSize: .max)
-            guard connection != nil, case .complete(let nul) = probe.scan(bytes) else {
+            guard case .complete(let nul) = probe.scan(bytes) else {
                 pending!.writeBytes(bytes)
                 processPending()
                 return
             }
             pending!.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[...nul]))
             processPending()
-            guard !stopped, let connection, !connection.isClosed, nul + 1 < bytes.count else { return }
+            guard connection.state.readsInput, nul + 1 < bytes.count else { return }
             rest = UnsafeRawBufferPointer(rebasing: bytes[(nul + 1)...])
             guard pending == nil else {
                 pending!.writeBytes(rest)
@@ -123,8 +113,8 @@ final class VarlinkReader {
             scanner.reset()
         }
         let consumed = processFrames(in: rest)
-        // Unless a call closed the connection (`closed()` dropped what was pending), the rest waits.
-        if consumed < rest.count && !stopped {
+        // Unless a call failed or closed the connection, the rest waits.
+        if consumed < rest.count && connection.state.readsInput {
             let kept = UnsafeRawBufferPointer(rebasing: rest[consumed...])
             var buffer = ByteBufferAllocator().buffer(capacity: Swift.max(kept.count * 2, 512))
             buffer.writeBytes(kept)
@@ -148,50 +138,27 @@ final class VarlinkReader {
 
     /// The transport's output went above its high watermark or below its low one.
     func writabilityChanged() {
+        guard let connection else { return }
         let writable = transport.isWritable
-        chargeOutput(held: !writable)
-        // A peer that does not read its replies is not read from either.
-        transport.setReading(writable && !pausedForOutput && !pausedForReply)
-        if writable, let endpoint {
-            endpoint.becameWritable()
-            if pausedForOutput { resume(after: .output) }
-        }
-    }
-
-    /// Why the connection's calls wait, unread: its output must drain, or a call waits for its deferred reply.
-    private enum Pause {
-        case output
-        case reply
+        chargeOutput(held: !writable, connection)
+        transport.setReading(connection.state.reads(writable: writable))
+        guard writable, let endpoint else { return }
+        endpoint.becameWritable()
+        resume(after: .output)
     }
 
     /// Stops handling this connection's calls until `reason` passes: the calls already read wait in `pending`,
     /// and no more are read.
-    private func pause(for reason: Pause, _ connection: VarlinkConnection) {
-        switch reason {
-        case .output:
-            guard !pausedForOutput else { return }
-            pausedForOutput = true
-            connection.onDrained = { [weak self] in self?.resume(after: .output) }
-        case .reply:
-            guard !pausedForReply else { return }
-            pausedForReply = true
-            connection.onDeferredReplySent = { [weak self] in self?.resume(after: .reply) }
-        }
-        transport.setReading(false)
+    private func pause(for reason: ConnectionStateMachine.Pauses, _ connection: VarlinkConnection) {
+        if connection.state.pause(for: reason) { transport.setReading(false) }
     }
 
-    private func resume(after reason: Pause) {
-        guard reason == .output ? pausedForOutput : pausedForReply else { return }
-        guard let connection, !connection.isClosed else { return }
-        switch reason {
-        case .output:
-            pausedForOutput = false
-            connection.onDrained = nil
-        case .reply:
-            pausedForReply = false
-        }
+    /// `reason` for a pause passed: the calls that waited are handled, and reading goes on unless another pause
+    /// holds.
+    func resume(after reason: ConnectionStateMachine.Pauses) {
+        guard let connection, connection.state.resume(after: reason) else { return }
         processPending()
-        if !pausedForOutput && !pausedForReply && transport.isWritable {
+        if connection.state.reads(writable: transport.isWritable) {
             transport.setReading(true)
         }
     }
@@ -207,12 +174,12 @@ final class VarlinkReader {
         if let held = pending {
             // `held` keeps the bytes while their calls are handled, whatever happens to `pending` meanwhile.
             let consumed = held.withUnsafeReadableBytes { processFrames(in: $0) }
-            if consumed > 0 && pending != nil && !stopped {
+            if consumed > 0 && pending != nil && connection?.state.readsInput == true {
                 pending!.moveReaderIndex(forwardBy: consumed)
                 if pending!.readableBytes == 0 { pending = nil }
             }
         }
-        if pending != nil && unfinishedSince != nil && pending!.readerIndex > 0 {
+        if pending != nil && connection?.state.unfinishedSince != nil && pending!.readerIndex > 0 {
             // Keep the start of the unfinished message, not all the messages before it.
             pending!.discardReadBytes()
         }
@@ -222,72 +189,74 @@ final class VarlinkReader {
     /// Charges the bytes held in `pending` to the peer's uid, or fails the connection when its uid's budget
     /// (``VarlinkServerLimits/maxBytesPerUid``) cannot take them; arms the timeout of an unfinished message.
     private func accountPending() {
-        let held = pending?.readableBytes ?? 0
-        if unfinishedSince != nil && frameTimer == nil { armFrameTimer() }
-        guard held != chargedInput, let connection, !connection.isClosed else { return }
+        guard let connection else { return }
+        if connection.state.unfinishedSince != nil && frameTimer == nil { armFrameTimer() }
         let uid = connection.credentials.uid
-        if held < chargedInput {
-            port.budget.release(chargedInput - held, of: uid)
-            chargedInput = held
-        } else if port.budget.charge(held - chargedInput, to: uid) {
-            chargedInput = held
-        } else {
-            pending = nil
-            stopped = true
-            releaseInput()
-            connection.fail(
-                port.refusal(.uidBudget(maximum: port.limits.maxBytesPerUid)),
-                logMessage: "its uid's messages and subscriptions passed maxBytesPerUid")
-            return
+        switch connection.state.inputHeld(pending?.readableBytes ?? 0) {
+        case .none:
+            break
+        case .release(let bytes):
+            port.budget.release(bytes, of: uid)
+        case .charge(let bytes):
+            if port.budget.charge(bytes, to: uid) {
+                connection.state.inputCharged(bytes)
+            } else {
+                stopInput(
+                    connection, failing: port.refusal(.uidBudget(maximum: port.limits.maxBytesPerUid)),
+                    logMessage: "its uid's messages and subscriptions passed maxBytesPerUid")
+            }
         }
+    }
+
+    /// Stops reading `connection`, drops what is pending and gives back its charge, and fails the connection with
+    /// `error`.
+    private func stopInput(_ connection: VarlinkConnection, failing error: VarlinkError, logMessage: String) {
+        pending = nil
+        let charged = connection.state.stopInput()
+        if charged > 0 { port.budget.release(charged, of: connection.credentials.uid) }
+        connection.fail(error, logMessage: logMessage)
     }
 
     /// A connection that is not writable holds at least ``VarlinkServerLimits/maxQueuedBytes`` of output: that much
     /// is charged to its uid while it is, and the connection that would pass the uid's budget is closed.
-    private func chargeOutput(held: Bool) {
-        guard let connection, held != (chargedOutput > 0) else { return }
+    private func chargeOutput(held: Bool, _ connection: VarlinkConnection) {
         let uid = connection.credentials.uid
-        if !held {
-            port.budget.release(chargedOutput, of: uid)
-            chargedOutput = 0
-            return
+        switch connection.state.outputHeld(held, bytes: port.limits.maxQueuedBytes) {
+        case .none:
+            break
+        case .release(let bytes):
+            port.budget.release(bytes, of: uid)
+        case .charge(let bytes):
+            guard port.budget.charge(bytes, to: uid) else {
+                port.logLimiter.log(
+                    port.logger, .warning, source: "uid \(uid)", reason: "unread output passed maxBytesPerUid",
+                    "closing a connection whose unread output passed its uid's budget",
+                    metadata: ["connection": "\(connection.id)", "pid": "\(connection.credentials.pid)"])
+                connection.abort()
+                return
+            }
+            connection.state.outputCharged(bytes)
         }
-        let bytes = port.limits.maxQueuedBytes
-        guard port.budget.charge(bytes, to: uid) else {
-            port.logLimiter.log(
-                port.logger, .warning, source: "uid \(uid)", reason: "unread output passed maxBytesPerUid",
-                "closing a connection whose unread output passed its uid's budget",
-                metadata: ["connection": "\(connection.id)", "pid": "\(connection.credentials.pid)"])
-            connection.abort()
-            return
-        }
-        chargedOutput = bytes
-    }
-
-    private func releaseInput() {
-        guard chargedInput > 0, let connection else { return }
-        port.budget.release(chargedInput, of: connection.credentials.uid)
-        chargedInput = 0
     }
 
     /// Closes the connection when the message it began is still unfinished after ``VarlinkServerLimits/frameTimeout``.
     private func armFrameTimer() {
-        guard let since = unfinishedSince else { return }
+        guard let since = connection?.state.unfinishedSince else { return }
         let timeout = port.limits.frameTimeout
         let deadline = since + TimeAmount(timeout)
         frameTimer = transport.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             frameTimer = nil
-            guard let started = unfinishedSince, !stopped, let connection, !connection.isClosed else { return }
-            if started != since {
+            guard let connection else { return }
+            switch connection.state.frameTimerFired(armedFor: since) {
+            case .none:
+                break
+            case .rearm:
                 armFrameTimer()
-                return
+            case .fail:
+                stopInput(
+                    connection, failing: .protocolError("message unfinished after \(timeout)"),
+                    logMessage: "message unfinished after frameTimeout")
             }
-            pending = nil
-            stopped = true
-            releaseInput()
-            connection.fail(
-                .protocolError("message unfinished after \(timeout)"),
-                logMessage: "message unfinished after frameTimeout")
         }
     }
 
@@ -301,7 +270,7 @@ final class VarlinkReader {
         let budget = port.limits.maxQueuedBytes
         var offset = 0
         while offset < bytes.count && !connection.isClosing {
-            if connection.awaitsDeferredReply {
+            if connection.state.awaitsDeferredReply {
                 pause(for: .reply, connection)
                 break
             }
@@ -314,17 +283,14 @@ final class VarlinkReader {
             switch scanner.scan(rest) {
             case .complete(let length):
                 end = length
-                unfinishedSince = nil
+                connection.state.frameCompleted()
             case .tooLong:
-                pending = nil
-                stopped = true
-                connection.fail(
-                    .protocolError("message longer than the limit of \(maxMessageSize) bytes"),
-                    logMessage: "message longer than maxMessageSize"
-                )
+                stopInput(
+                    connection, failing: .protocolError("message longer than the limit of \(maxMessageSize) bytes"),
+                    logMessage: "message longer than maxMessageSize")
                 return bytes.count
             case .incomplete:
-                if unfinishedSince == nil { unfinishedSince = .now() }
+                connection.state.frameUnfinished(at: .now())
                 return offset
             }
             offset += end + 1
@@ -333,9 +299,7 @@ final class VarlinkReader {
             do throws(VarlinkError) {
                 endpoint.dispatchCall(try VarlinkCall(parsing: frame, limits: port.jsonLimits))
             } catch {
-                pending = nil
-                stopped = true
-                connection.fail(error, logMessage: "malformed message: \(error)")
+                stopInput(connection, failing: error, logMessage: "malformed message: \(error)")
                 return bytes.count
             }
         }

@@ -240,7 +240,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     // MARK: Calls
 
     func dispatch(_ call: VarlinkCall, on connection: VarlinkConnection, client: Service.Client) {
-        if connection.isStreaming && !call.oneway {
+        if !connection.state.admitsCall(oneway: call.oneway) {
             connection.fail(
                 .protocolError("a call arrived while a streamed call is running on this connection"),
                 logMessage: "call \(call.method) during a streamed call"
@@ -248,7 +248,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
             return
         }
         connection.callBegins(oneway: call.oneway)
-        defer { connection.discardsReplies = false }
+        defer { connection.state.callHandled() }
         if interfaces.qualifiedMethods.contains(call.method) {
             service.handle(call, on: connection, client: client)
             return

@@ -38,8 +38,8 @@ package class VarlinkTick {
     /// `connection` has output to write.
     @usableFromInline
     final func outputQueued(on connection: VarlinkConnection) {
-        if !connection.isQueuedForFlush {
-            connection.isQueuedForFlush = true
+        if !connection.state.isQueuedForFlush {
+            connection.state.isQueuedForFlush = true
             queue.append(connection)
         }
         perform(machine.outputQueued())
