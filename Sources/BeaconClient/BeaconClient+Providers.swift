@@ -50,11 +50,16 @@ public struct ProvidedChange: Sendable, Hashable {
         self.origin = origin
     }
 
-    var json: JSONValue {
-        var members: [String: JSONValue] = ["key": .string(key), "providerVersion": .int(providerVersion)]
-        if let value { members["value"] = value }
-        if let origin { members["origin"] = .object(origin) }
-        return .object(members)
+    /// The change as `io.beacon.Providers` declares it. The origin's members are read as the daemon reads them:
+    /// a missing or mistyped `uid` or `pid` is 0, and members the interface does not declare are left out.
+    var generated: IOBeaconProviders.Change {
+        IOBeaconProviders.Change(
+            key: key, value: value, providerVersion: Int(providerVersion),
+            origin: origin.map { members in
+                IOBeaconProviders.Origin(
+                    uid: Int(members["uid"]?.intValue ?? 0), pid: Int(members["pid"]?.intValue ?? 0),
+                    command: members["command"]?.stringValue, machine: members["machine"]?.stringValue)
+            })
     }
 }
 
@@ -68,8 +73,6 @@ public enum ProviderAnswer: Sendable, Hashable {
 
 extension Method {
     static let provide = IOBeaconProviders.Provide.method
-    static let answer = IOBeaconProviders.Answer.method
-    static let publish = IOBeaconProviders.Publish.method
 }
 
 extension BeaconClient {
@@ -124,15 +127,17 @@ extension BeaconClient {
 
     /// Answers request `request` of `provider`.
     public func answer(provider: Int64, request: Int64, with answer: ProviderAnswer) async throws(BeaconError) {
-        var parameters: [String: JSONValue] = ["provider": .int(provider), "id": .int(request)]
-        switch answer {
-        case .change(let change):
-            parameters["change"] = change.json
-        case .error(let name, let errorParameters):
-            parameters["error"] = .string(name)
-            if !errorParameters.isEmpty { parameters["errorParameters"] = .object(errorParameters) }
+        let providers = IOBeaconProviders.Client(calls)
+        _ = try await typed {
+            switch answer {
+            case .change(let change):
+                try await providers.answer(provider: Int(provider), id: Int(request), change: change.generated)
+            case .error(let name, let parameters):
+                try await providers.answer(
+                    provider: Int(provider), id: Int(request), error: name,
+                    errorParameters: parameters.isEmpty ? nil : .object(parameters))
+            }
         }
-        _ = try await call(method: Method.answer, parameters: parameters)
     }
 
     /// Applies `changes` of `provider`'s keys, in order; with `resync`, the other keys of its subtrees are
@@ -145,14 +150,12 @@ extension BeaconClient {
         provider: Int64, changes: [ProvidedChange], resync: Bool = false, more: Bool = false,
         providerVersion: Int64? = nil
     ) async throws(BeaconError) -> Int64 {
-        var parameters: [String: JSONValue] = [
-            "provider": .int(provider), "changes": .array(changes.map(\.json)),
-        ]
-        if resync { parameters["resync"] = .bool(true) }
-        if let providerVersion { parameters["providerVersion"] = .int(providerVersion) }
-        if more { parameters["more"] = .bool(true) }
-        let reply = try await call(method: Method.publish, parameters: parameters)
-        return try ReplyReader(reply, "Publish reply").int("version")
+        let reply = try await typed {
+            try await IOBeaconProviders.Client(calls).publish(
+                provider: Int(provider), changes: changes.map(\.generated), resync: resync ? true : nil,
+                more: more ? true : nil, providerVersion: providerVersion.map { Int($0) })
+        }
+        return Int64(reply.version)
     }
 }
 
@@ -168,21 +171,29 @@ extension BeaconClient {
 }
 
 extension ProviderRequest {
+    /// Reads one of a Provide reply's requests as `io.beacon.Providers` declares it.
     init(parsing element: JSONValue) throws(BeaconError) {
         guard case .object(let members) = element else {
             throw .invalidReply("a provider request is not an object")
         }
-        let reader = ReplyReader(members, "provider request")
-        guard let method = Method(rawValue: try reader.string("method")) else {
+        let request: IOBeaconProviders.Request
+        do {
+            request = try IOBeaconProviders.Request(varlinkMembers: members, path: "request")
+        } catch {
+            throw .invalidReply("a provider request is not what io.beacon.Providers declares: \(error)", cause: error)
+        }
+        guard let method = Method(rawValue: request.method) else {
             throw .invalidReply("a provider request has an unknown method")
         }
-        var origin: [String: JSONValue] = [:]
-        if case .object(let fields)? = reader.value("origin") { origin = fields }
+        var origin: [String: JSONValue] = [
+            "uid": .int(Int64(request.origin.uid)), "pid": .int(Int64(request.origin.pid)),
+        ]
+        if let command = request.origin.command { origin["command"] = .string(command) }
+        if let machine = request.origin.machine { origin["machine"] = .string(machine) }
         self.init(
-            id: try reader.int("id"), method: method, key: try reader.string("key"), value: reader.value("value"),
-            ifProviderVersion: reader.optionalInt("ifProviderVersion"),
-            ephemeral: reader.bool("ephemeral", default: false), answered: reader.bool("answered", default: true),
-            origin: origin, write: reader.optionalString("write"), restore: reader.bool("restore", default: false))
+            id: Int64(request.id), method: method, key: request.key, value: request.value,
+            ifProviderVersion: request.ifProviderVersion.map { Int64($0) }, ephemeral: request.ephemeral ?? false,
+            answered: request.answered, origin: origin, write: request.write, restore: request.restore ?? false)
     }
 }
 

@@ -171,12 +171,12 @@ public struct BeaconError: Error, Sendable, CustomStringConvertible {
         IOBeaconNotifications.InvalidPattern.name: .invalidPattern,
         IOBeacon.LimitExceeded.name: .limitExceeded,
         IOBeacon.ProtocolError.name: .protocolError,
-        "org.varlink.service.InterfaceNotFound": .interfaceNotFound,
-        "org.varlink.service.MethodNotFound": .methodNotFound,
-        "org.varlink.service.MethodNotImplemented": .methodNotImplemented,
-        "org.varlink.service.InvalidParameter": .invalidParameter,
-        "org.varlink.service.PermissionDenied": .permissionDenied,
-        "org.varlink.service.ExpectedMore": .expectedMore,
+        VarlinkServiceInterface.Names.interfaceNotFound: .interfaceNotFound,
+        VarlinkServiceInterface.Names.methodNotFound: .methodNotFound,
+        VarlinkServiceInterface.Names.methodNotImplemented: .methodNotImplemented,
+        VarlinkServiceInterface.Names.invalidParameter: .invalidParameter,
+        VarlinkServiceInterface.Names.permissionDenied: .permissionDenied,
+        VarlinkServiceInterface.Names.expectedMore: .expectedMore,
     ]
 }
 

@@ -46,7 +46,7 @@ final class VarlinkReader {
             case .success(let endpoint):
                 self.endpoint = endpoint
                 endpoint.connection.reader = self
-                processPending()
+                processPending(endpoint)
             case .failure(let error):
                 refuse(with: error)
             }
@@ -74,6 +74,7 @@ final class VarlinkReader {
         guard let endpoint else { return }
         self.endpoint = nil
         let connection = endpoint.connection
+        connection.reader = nil
         let charged = connection.state.transportClosed()
         let uid = connection.credentials.uid
         if charged.input > 0 { port.budget.release(charged.input, of: uid) }
@@ -90,7 +91,9 @@ final class VarlinkReader {
             inReadBurst = true
             port.tick.readBurstBegan()
         }
-        guard let connection, connection.state.readsInput, !bytes.isEmpty else { return }
+        // The endpoint is taken once for the whole read: each look-up retains and releases it.
+        guard let endpoint, endpoint.connection.state.readsInput, !bytes.isEmpty else { return }
+        let connection = endpoint.connection
         var rest = bytes
         if pending != nil {
             // Part of a message is pending: complete it with the bytes up to the first NUL, so that only those are
@@ -98,21 +101,21 @@ final class VarlinkReader {
             var probe = VarlinkFrameScanner(maxFrameSize: .max)
             guard case .complete(let nul) = probe.scan(bytes) else {
                 pending!.writeBytes(bytes)
-                processPending()
+                processPending(endpoint)
                 return
             }
             pending!.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[...nul]))
-            processPending()
+            processPending(endpoint)
             guard connection.state.readsInput, nul + 1 < bytes.count else { return }
             rest = UnsafeRawBufferPointer(rebasing: bytes[(nul + 1)...])
             guard pending == nil else {
                 pending!.writeBytes(rest)
-                processPending()
+                processPending(endpoint)
                 return
             }
             scanner.reset()
         }
-        let consumed = processFrames(in: rest)
+        let consumed = processFrames(in: rest, endpoint)
         // Unless a call failed or closed the connection, the rest waits.
         if consumed < rest.count && connection.state.readsInput {
             let kept = UnsafeRawBufferPointer(rebasing: rest[consumed...])
@@ -120,7 +123,7 @@ final class VarlinkReader {
             buffer.writeBytes(kept)
             pending = buffer
         }
-        accountPending()
+        accountPending(connection)
     }
 
     /// Bytes arrived in a buffer (the in-process tests' channels).
@@ -156,8 +159,9 @@ final class VarlinkReader {
     /// `reason` for a pause passed: the calls that waited are handled, and reading goes on unless another pause
     /// holds.
     func resume(after reason: ConnectionStateMachine.Pauses) {
-        guard let connection, connection.state.resume(after: reason) else { return }
-        processPending()
+        guard let endpoint, endpoint.connection.state.resume(after: reason) else { return }
+        let connection = endpoint.connection
+        processPending(endpoint)
         if connection.state.reads(writable: transport.isWritable) {
             transport.setReading(true)
         }
@@ -170,35 +174,34 @@ final class VarlinkReader {
     }
 
     /// Handles the calls waiting in `pending`, as far as they go.
-    private func processPending() {
+    private func processPending(_ endpoint: VarlinkEndpoint) {
+        let connection = endpoint.connection
         if let held = pending {
             // `held` keeps the bytes while their calls are handled, whatever happens to `pending` meanwhile.
-            let consumed = held.withUnsafeReadableBytes { processFrames(in: $0) }
-            if consumed > 0 && pending != nil && connection?.state.readsInput == true {
+            let consumed = held.withUnsafeReadableBytes { processFrames(in: $0, endpoint) }
+            if consumed > 0 && pending != nil && connection.state.readsInput {
                 pending!.moveReaderIndex(forwardBy: consumed)
                 if pending!.readableBytes == 0 { pending = nil }
             }
         }
-        if pending != nil && connection?.state.unfinishedSince != nil && pending!.readerIndex > 0 {
+        if pending != nil && connection.state.unfinishedSince != nil && pending!.readerIndex > 0 {
             // Keep the start of the unfinished message, not all the messages before it.
             pending!.discardReadBytes()
         }
-        accountPending()
+        accountPending(connection)
     }
 
     /// Charges the bytes held in `pending` to the peer's uid, or fails the connection when its uid's budget
     /// (``VarlinkServerLimits/maxBytesPerUid``) cannot take them; arms the timeout of an unfinished message.
-    private func accountPending() {
-        guard let connection else { return }
+    private func accountPending(_ connection: VarlinkConnection) {
         if connection.state.unfinishedSince != nil && frameTimer == nil { armFrameTimer() }
-        let uid = connection.credentials.uid
         switch connection.state.inputHeld(pending?.readableBytes ?? 0) {
         case .none:
             break
         case .release(let bytes):
-            port.budget.release(bytes, of: uid)
+            port.budget.release(bytes, of: connection.credentials.uid)
         case .charge(let bytes):
-            if port.budget.charge(bytes, to: uid) {
+            if port.budget.charge(bytes, to: connection.credentials.uid) {
                 connection.state.inputCharged(bytes)
             } else {
                 stopInput(
@@ -262,8 +265,7 @@ final class VarlinkReader {
 
     /// Handles the complete calls at the start of `bytes` until one is unfinished, the connection pauses or closes,
     /// or a call fails it; returns how many bytes it consumed.
-    private func processFrames(in bytes: UnsafeRawBufferPointer) -> Int {
-        guard let endpoint else { return 0 }
+    private func processFrames(in bytes: UnsafeRawBufferPointer, _ endpoint: VarlinkEndpoint) -> Int {
         let connection = endpoint.connection
         let maxMessageSize = port.limits.maxMessageSize
         scanner.maxFrameSize = maxMessageSize

@@ -264,8 +264,8 @@ package final class VarlinkServerCore<Service: VarlinkService> {
     }
 
     private func handleServiceCall(_ call: VarlinkCall, on connection: VarlinkConnection) {
-        switch call.member {
-        case "GetInfo":
+        switch call.method {
+        case VarlinkServiceInterface.Names.getInfo:
             connection.reply([
                 "vendor": .string(info.vendor),
                 "product": .string(info.product),
@@ -273,7 +273,7 @@ package final class VarlinkServerCore<Service: VarlinkService> {
                 "url": .string(info.url),
                 "interfaces": .array(interfaces.names.map { .string($0) }),
             ])
-        case "GetInterfaceDescription":
+        case VarlinkServiceInterface.Names.getInterfaceDescription:
             guard case .string(let name)? = call.parameters["interface"] else {
                 connection.reply(error: .invalidParameter("interface"))
                 return

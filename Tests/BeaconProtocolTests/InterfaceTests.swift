@@ -15,6 +15,10 @@ struct InterfaceTests {
                 "InterfaceNotFound", "MethodNotFound", "MethodNotImplemented", "InvalidParameter",
                 "PermissionDenied", "ExpectedMore",
             ])
+        // The names programs compare with are those the description declares, qualified.
+        let qualified = { (name: String) in "org.varlink.service." + name }
+        #expect(VarlinkServiceInterface.Names.methods == interface.methods.map { qualified($0.name) })
+        #expect(VarlinkServiceInterface.Names.errors == interface.errors.map { qualified($0.name) })
         let getInfo = try #require(interface.method(named: "GetInfo"))
         #expect(getInfo.input.isEmpty)
         #expect(getInfo.output.map(\.name) == ["vendor", "product", "version", "url", "interfaces"])

@@ -27,12 +27,12 @@ public enum BeaconInterfaces {
 
     /// Every Beacon interface description, by name. `org.varlink.service` is described by the varlink layer.
     public static let all: [(name: String, description: String)] = [
-        ("io.beacon", common),
-        ("io.beacon.Properties", properties),
-        ("io.beacon.Notifications", notifications),
-        ("io.beacon.Settings", settings),
-        ("io.beacon.Daemon", daemon),
-        ("io.beacon.Lifecycle", lifecycle),
-        ("io.beacon.Providers", providers),
+        (IOBeacon.name, common),
+        (IOBeaconProperties.name, properties),
+        (IOBeaconNotifications.name, notifications),
+        (IOBeaconSettings.name, settings),
+        (IOBeaconDaemon.name, daemon),
+        (IOBeaconLifecycle.name, lifecycle),
+        (IOBeaconProviders.name, providers),
     ]
 }

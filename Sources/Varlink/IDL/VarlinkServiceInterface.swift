@@ -39,4 +39,24 @@ public enum VarlinkServiceInterface {
         # The method can only be called with "more": true.
         error ExpectedMore ()
         """
+
+    /// The qualified names of the interface's methods and errors, for a client to call and a program to tell
+    /// the errors apart. A test checks them against ``description``.
+    public enum Names {
+        public static let getInfo = "org.varlink.service.GetInfo"
+        public static let getInterfaceDescription = "org.varlink.service.GetInterfaceDescription"
+        public static let interfaceNotFound = "org.varlink.service.InterfaceNotFound"
+        public static let methodNotFound = "org.varlink.service.MethodNotFound"
+        public static let methodNotImplemented = "org.varlink.service.MethodNotImplemented"
+        public static let invalidParameter = "org.varlink.service.InvalidParameter"
+        public static let permissionDenied = "org.varlink.service.PermissionDenied"
+        public static let expectedMore = "org.varlink.service.ExpectedMore"
+
+        /// Every method's qualified name.
+        public static let methods = [getInfo, getInterfaceDescription]
+        /// Every error's qualified name.
+        public static let errors = [
+            interfaceNotFound, methodNotFound, methodNotImplemented, invalidParameter, permissionDenied, expectedMore,
+        ]
+    }
 }

@@ -21,32 +21,34 @@ public struct VarlinkError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// `org.varlink.service.InterfaceNotFound` with `{"interface": …}`.
     public static func interfaceNotFound(_ interface: String) -> VarlinkError {
-        VarlinkError(name: "org.varlink.service.InterfaceNotFound", parameters: ["interface": .string(interface)])
+        VarlinkError(
+            name: VarlinkServiceInterface.Names.interfaceNotFound, parameters: ["interface": .string(interface)])
     }
 
     /// `org.varlink.service.MethodNotFound` with `{"method": …}`.
     public static func methodNotFound(_ method: String) -> VarlinkError {
-        VarlinkError(name: "org.varlink.service.MethodNotFound", parameters: ["method": .string(method)])
+        VarlinkError(name: VarlinkServiceInterface.Names.methodNotFound, parameters: ["method": .string(method)])
     }
 
     /// `org.varlink.service.MethodNotImplemented` with `{"method": …}`.
     public static func methodNotImplemented(_ method: String) -> VarlinkError {
-        VarlinkError(name: "org.varlink.service.MethodNotImplemented", parameters: ["method": .string(method)])
+        VarlinkError(name: VarlinkServiceInterface.Names.methodNotImplemented, parameters: ["method": .string(method)])
     }
 
     /// `org.varlink.service.InvalidParameter` with `{"parameter": …}`.
     public static func invalidParameter(_ parameter: String) -> VarlinkError {
-        VarlinkError(name: "org.varlink.service.InvalidParameter", parameters: ["parameter": .string(parameter)])
+        VarlinkError(
+            name: VarlinkServiceInterface.Names.invalidParameter, parameters: ["parameter": .string(parameter)])
     }
 
     /// `org.varlink.service.PermissionDenied`.
     public static func permissionDenied() -> VarlinkError {
-        VarlinkError(name: "org.varlink.service.PermissionDenied")
+        VarlinkError(name: VarlinkServiceInterface.Names.permissionDenied)
     }
 
     /// `org.varlink.service.ExpectedMore`: the method must be called with `"more": true`.
     public static func expectedMore() -> VarlinkError {
-        VarlinkError(name: "org.varlink.service.ExpectedMore")
+        VarlinkError(name: VarlinkServiceInterface.Names.expectedMore)
     }
 
     /// A message that is not a well-formed varlink message, with `{"reason": …}` (named ``protocolErrorName``).

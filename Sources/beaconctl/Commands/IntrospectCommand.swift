@@ -23,7 +23,7 @@ struct IntrospectCommand: ParsableCommand {
         var output = OutputBuffer.standardOutput()
         if let interface {
             let reply = try daemon.call(
-                "org.varlink.service.GetInterfaceDescription", ["interface": .string(interface)])
+                VarlinkServiceInterface.Names.getInterfaceDescription, ["interface": .string(interface)])
             if options.json {
                 output.line(JSONText.compact(reply))
             } else {
@@ -31,7 +31,7 @@ struct IntrospectCommand: ParsableCommand {
                 output.write(description.hasSuffix("\n") ? description : description + "\n")
             }
         } else {
-            let reply = try daemon.call("org.varlink.service.GetInfo")
+            let reply = try daemon.call(VarlinkServiceInterface.Names.getInfo)
             if options.json {
                 output.line(JSONText.compact(reply))
             } else {

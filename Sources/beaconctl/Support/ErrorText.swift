@@ -49,17 +49,17 @@ enum ErrorText {
             return "the daemon's limit \(text("limit")) (\(text("maximum"))) is reached"
         case IOBeacon.ProtocolError.name:
             return "the daemon rejected the message: \(text("reason"))"
-        case "org.varlink.service.InterfaceNotFound":
+        case VarlinkServiceInterface.Names.interfaceNotFound:
             return "the daemon has no interface \(text("interface"))"
-        case "org.varlink.service.MethodNotFound":
+        case VarlinkServiceInterface.Names.methodNotFound:
             return "the daemon has no method \(text("method"))"
-        case "org.varlink.service.MethodNotImplemented":
+        case VarlinkServiceInterface.Names.methodNotImplemented:
             return "\(text("method")) is not implemented"
-        case "org.varlink.service.InvalidParameter":
+        case VarlinkServiceInterface.Names.invalidParameter:
             return "the parameter \(text("parameter")) is missing or has the wrong type"
-        case "org.varlink.service.PermissionDenied":
+        case VarlinkServiceInterface.Names.permissionDenied:
             return "permission denied"
-        case "org.varlink.service.ExpectedMore":
+        case VarlinkServiceInterface.Names.expectedMore:
             return "the method streams its replies: call it with --more"
         default:
             return parameters.isEmpty ? "(no parameters)" : JSONText.compact(parameters)
@@ -70,8 +70,8 @@ enum ErrorText {
     static func failure(_ error: BlockingVarlinkError, address: String) -> CommandFailure {
         switch error.code {
         case .remote:
-            let remote = error.remoteError ?? VarlinkError(name: "org.varlink.service.Unknown")
-            return CommandFailure(.daemonError, describe(remote))
+            // A remote error always carries the peer's error; its description stands in should it not.
+            return CommandFailure(.daemonError, error.remoteError.map(describe) ?? error.description)
         case .cannotConnect, .invalidAddress:
             return CommandFailure(.cannotConnect, "cannot connect to \(address): \(error.description)")
         case .timedOut:
