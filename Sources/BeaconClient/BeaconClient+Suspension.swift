@@ -4,17 +4,11 @@ import Signals
 extension BeaconClient {
     /// What an observation's events become while its delivery is suspended, as with
     /// `DistributedNotificationCenter.SuspensionBehavior`.
-    public enum SuspensionBehavior: String, Sendable, Hashable, CaseIterable {
-        /// Lost.
-        case drop
-        /// The latest of each notification name and object (of each key, for a watch) is kept and delivered on
-        /// resume.
-        case coalesce
-        /// Everything is kept, within the daemon's queue limit, and delivered on resume in order.
-        case hold
-        /// Never suspended.
-        case deliverImmediately
-    }
+    /// `drop` (lost), `coalesce` (the latest of each notification name and object, of each key for a watch, is
+    /// kept and delivered on resume), `hold` (everything is kept, within the daemon's queue limit, and delivered on
+    /// resume in order) or `deliverImmediately` (never suspended): io.beacon's `DeliveryPolicy`, generated from
+    /// the interface.
+    public typealias SuspensionBehavior = IOBeacon.DeliveryPolicy
 
     /// Suspends the delivery of every observation of this client (and of those it starts while suspended), like
     /// `DistributedNotificationCenter.suspended = true` or `notify_suspend`. Calls nest: delivery resumes when each

@@ -20,8 +20,8 @@ public struct SwiftGenerator: Sendable {
     public enum Output: String, Sendable, CaseIterable {
         /// Everything: types, errors, the client, the service and its dispatch.
         case all
-        /// Only the names: the interface's name and description, and per method its qualified name and mode, per
-        /// error its qualified name; and a `Handlers` protocol, a function per method that code of its own answers
+        /// Only the names: the interface's name and description, per method its qualified name and mode, per
+        /// error its qualified name, and its enum types (closed sets of names); and a `Handlers` protocol, a function per method that code of its own answers
         /// with, and the table of the methods (`handlers(_:)`). For a program that serves or calls with code of its
         /// own and should not carry the rest (a daemon that cares for its memory).
         case names
@@ -159,6 +159,12 @@ private struct InterfaceWriter {
             line(2, "\(access) static let name = \(SwiftNames.stringLiteral(interface.name + "." + error.name))")
             line(1, "}")
         }
+        // An enum type is a closed set of names: it is written with them, so that both sides share it.
+        for type in interface.types {
+            guard case .enumeration(let cases) = type.type else { continue }
+            line(0, "")
+            enumeration(1, SwiftNames.typeName(type.name), cases, type.documentation)
+        }
         handlers()
         line(0, "}")
         return lines.joined(separator: "\n") + "\n"
@@ -210,7 +216,8 @@ private struct InterfaceWriter {
             line(0, "")
             switch type.type {
             case .enumeration(let cases):
-                enumeration(1, SwiftNames.typeName(type.name), cases, type.documentation)
+                // The names declared it (``writeNames(source:)``).
+                if !extending { enumeration(1, SwiftNames.typeName(type.name), cases, type.documentation) }
             case .structure(let fields):
                 structure(1, SwiftNames.typeName(type.name), fields, type.documentation)
             default:

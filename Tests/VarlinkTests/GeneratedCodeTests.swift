@@ -129,6 +129,7 @@ struct GeneratedCodeTests {
             parsing: """
                 interface io.example.shop
                 type Item (name: string)
+                type Size (small, large)
                 method Buy(item: Item) -> (total: int)
                 error SoldOut (item: string)
                 error Closed ()
@@ -150,6 +151,12 @@ struct GeneratedCodeTests {
         // The names are not declared again.
         #expect(!text.contains("static let name") && !text.contains("static let method"))
         #expect(!text.contains("static let description") && !text.contains("enum Shop"))
+        // An enum type is one of the names.
+        #expect(!text.contains("enum Size"))
+        let names = SwiftGenerator(output: .names).generate(interface, source: "io.example.shop.varlink")
+        #expect(names.contains("public enum Size: Swift.String, VarlinkValue, Swift.CaseIterable, Swift.Hashable {"))
+        #expect(names.contains("case small = \"small\""))
+        #expect(!names.contains("struct Item"))
     }
 }
 

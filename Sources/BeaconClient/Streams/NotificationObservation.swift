@@ -14,7 +14,7 @@ struct NotificationObservation: Sendable {
     /// reply of every subscription, `deliver` with each notification in order, both on the connection's event loop.
     ///
     /// The observation follows the session when `client`'s ``BeaconClient/Options/suspendsWhileSessionInactive``
-    /// is set, unless it is never suspended (``BeaconClient/SuspensionBehavior/deliverImmediately``).
+    /// is set, unless it is never suspended (`deliverImmediately`).
     func run(
         on client: BeaconClient,
         subscribed: @escaping @Sendable () -> Void = {},

@@ -1,3 +1,5 @@
+import BeaconProtocol
+
 /// What becomes of a subscription's events that cannot go out now, because its delivery is suspended
 /// (``DeliveryPolicy``) or its connection reads too slowly (``DaemonLimits/SlowSubscriberPolicy``). A policy only
 /// chooses: the ``Outbox`` keeps, merges, counts and charges. A new policy is a type of its own.
@@ -40,18 +42,14 @@ enum OutboxVerdict {
     case disconnect
 }
 
-/// The policy a Watch or Observe names for its events while delivery is suspended (`whileSuspended`).
-enum DeliveryPolicy: String {
-    /// Lost, and counted (``DropPolicy``).
-    case drop
-    /// The latest of each notification name and object, or of each key, kept (``CoalescePolicy``).
-    case coalesce
-    /// All kept, within `limits.maxQueuedBytes` (``HoldPolicy``).
-    case hold
-    /// Never suspended (``DeliverImmediatelyPolicy``).
-    case deliverImmediately
+/// The policy a Watch or Observe names for its events while delivery is suspended (`whileSuspended`): io.beacon's
+/// `DeliveryPolicy`, generated from the interface.
+typealias DeliveryPolicy = IOBeacon.DeliveryPolicy
 
-    /// The policy's type.
+extension DeliveryPolicy {
+    /// The policy's type: ``DropPolicy`` (lost, and counted), ``CoalescePolicy`` (the latest of each notification
+    /// name and object, or of each key), ``HoldPolicy`` (all, within `limits.maxQueuedBytes`) or
+    /// ``DeliverImmediatelyPolicy`` (never suspended).
     var outboxPolicy: any OutboxPolicy {
         switch self {
         case .drop: DropPolicy()
