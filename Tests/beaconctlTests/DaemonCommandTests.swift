@@ -1,3 +1,4 @@
+import BeaconClient
 import BeaconProtocol
 import BeaconTestSupport
 import Foundation
@@ -105,6 +106,44 @@ import Testing
             address: daemon.address)
         #expect(oneway.status == 0)
         #expect(oneway.stdout.isEmpty)
+    }
+
+    @Test("call checks the parameters against the daemon's own description of the interface before sending")
+    func callChecksParameters() throws {
+        let daemon = try TestDaemon()
+        for (parameters, message) in [
+            ("{\"kye\":\"a\"}", "io.beacon.Properties.Get has no parameter kye; it takes key"),
+            ("{}", "io.beacon.Properties.Get needs key (string)"),
+            ("{\"key\":5}", "io.beacon.Properties.Get's key must be string, not 5"),
+        ] {
+            let refused = try CLI.run(["call", "io.beacon.Properties.Get", parameters], address: daemon.address)
+            #expect(refused.status == 2, "\(parameters): \(refused.stderr)")
+            #expect(refused.stderr.contains(message), "\(parameters): \(refused.stderr)")
+        }
+        // Nothing was sent: a oneway Post that the check refuses posts nothing.
+        let observer = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        defer { observer.close() }
+        try observer.send(
+            VarlinkCall(
+                method: IOBeaconNotifications.Observe.method, parameters: ["patterns": ["x.**"]], more: true))
+        _ = try observer.receive(deadline: BlockingDeadline(timeout: .seconds(20)))
+        let refused = try CLI.run(
+            ["call", "io.beacon.Notifications.Post", "{\"name\":\"x.refused\",\"objet\":\"o\"}", "--oneway"],
+            address: daemon.address)
+        #expect(refused.status == 2)
+        // --unchecked sends as given: the daemon's own answer comes back.
+        let sent = try CLI.run(
+            ["call", "io.beacon.Properties.Get", "{\"key\":5}", "--unchecked"], address: daemon.address)
+        #expect(sent.status == 1)
+        #expect(sent.stderr.contains("org.varlink.service.InvalidParameter"))
+        #expect(
+            try CLI.run(
+                ["call", "io.beacon.Notifications.Post", "{\"name\":\"x.sent\"}", "--oneway"], address: daemon.address
+            )
+            .status == 0)
+        let reply = try observer.receive(deadline: BlockingDeadline(timeout: .seconds(20)))
+        let names = reply.parameters["notifications"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
+        #expect(names == ["x.sent"], "the refused post never reached the daemon")
     }
 }
 
