@@ -4,10 +4,8 @@ import Synchronization
 
 /// A Set or Unset of a provided key that the daemon forwards to its provider (`io.beacon.Providers`).
 public struct ProviderRequest: Sendable, Hashable {
-    public enum Method: String, Sendable, Hashable {
-        case set = "Set"
-        case unset = "Unset"
-    }
+    /// `set` or `unset`: io.beacon.Providers' `RequestMethod`, generated from the interface.
+    public typealias Method = IOBeaconProviders.RequestMethod
 
     /// The number the answer names.
     public var id: Int64
@@ -182,16 +180,13 @@ extension ProviderRequest {
         } catch {
             throw .invalidReply("a provider request is not what io.beacon.Providers declares: \(error)", cause: error)
         }
-        guard let method = Method(rawValue: request.method) else {
-            throw .invalidReply("a provider request has an unknown method")
-        }
         var origin: [String: JSONValue] = [
             "uid": .int(Int64(request.origin.uid)), "pid": .int(Int64(request.origin.pid)),
         ]
         if let command = request.origin.command { origin["command"] = .string(command) }
         if let machine = request.origin.machine { origin["machine"] = .string(machine) }
         self.init(
-            id: Int64(request.id), method: method, key: request.key, value: request.value,
+            id: Int64(request.id), method: request.method, key: request.key, value: request.value,
             ifProviderVersion: request.ifProviderVersion.map { Int64($0) }, ephemeral: request.ephemeral ?? false,
             answered: request.answered, origin: origin, write: request.write, restore: request.restore ?? false)
     }

@@ -353,7 +353,7 @@ public actor FleetBridge {
         }
         if !request.answered, !request.restore {
             // The ephemeral owner went away: delete the key only while it still holds this machine's value.
-            guard let lease else { return .error("io.beacon.Providers.ProviderUnavailable") }
+            guard let lease else { return .error(IOBeaconProviders.ProviderUnavailable.name) }
             conditions.append(FleetWriter.compare(key, .lease, .equal, .lease(lease.id)))
         }
         let operation: FleetWrite.Operation
@@ -387,15 +387,15 @@ public actor FleetBridge {
             return .change(
                 ProvidedChange(key: request.key, value: value, providerVersion: revision, origin: origin))
         case .refused(let current, let revision):
-            guard request.answered else { return .error("io.beacon.Properties.VersionMismatch") }
+            guard request.answered else { return .error(IOBeaconProperties.VersionMismatch.name) }
             // beacond learns the value that won first, so that the caller's VersionMismatch names the version to
             // try again with.
             await publishCurrent(of: request.key, current, at: revision, provider: provider)
             if request.method == .unset, request.ifProviderVersion == nil {
                 // Its one condition is that the key exists.
-                return .error("io.beacon.Properties.KeyNotFound", ["key": .string(request.key)])
+                return .error(IOBeaconProperties.KeyNotFound.name, ["key": .string(request.key)])
             }
-            return .error("io.beacon.Properties.VersionMismatch")
+            return .error(IOBeaconProperties.VersionMismatch.name)
         case .notApplied(let reason):
             logger.warning("a write was not applied", metadata: ["key": "\(request.key)", "reason": "\(reason)"])
             suspectQuorum(reason)
@@ -405,12 +405,12 @@ public actor FleetBridge {
                 "a write's outcome is unknown", metadata: ["key": "\(request.key)", "reason": "\(reason)"])
             suspectQuorum(reason)
             return .error(
-                "io.beacon.Providers.OutcomeUnknown", ["key": .string(request.key), "reason": .string(reason)])
+                IOBeaconProviders.OutcomeUnknown.name, ["key": .string(request.key), "reason": .string(reason)])
         }
     }
 
     private func unavailable(_ key: String, _ reason: String) -> ProviderAnswer {
-        .error("io.beacon.Providers.ProviderUnavailable", ["key": .string(key), "reason": .string(reason)])
+        .error(IOBeaconProviders.ProviderUnavailable.name, ["key": .string(key), "reason": .string(reason)])
     }
 
     private func publishCurrent(of key: String, _ kv: Mvccpb_KeyValue?, at revision: Int64, provider: Int64) async {

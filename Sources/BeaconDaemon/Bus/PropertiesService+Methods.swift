@@ -52,7 +52,7 @@ extension PropertiesService {
         if hasSettings { rule = try checkSet(name, encoded, at: index) }
         if providers.hasClaims,
             try providers.forwardToProvider(
-                method: "Set", key: name, value: encoded, ifVersion: ifVersion, ephemeral: ephemeral, client: client)
+                method: .set, key: name, value: encoded, ifVersion: ifVersion, ephemeral: ephemeral, client: client)
         {
             return
         }
@@ -92,7 +92,7 @@ extension PropertiesService {
         if hasSettings { try checkUnset(name) }
         if providers.hasClaims,
             try providers.forwardToProvider(
-                method: "Unset", key: name, value: nil, ifVersion: ifVersion, ephemeral: false, client: client)
+                method: .unset, key: name, value: nil, ifVersion: ifVersion, ephemeral: false, client: client)
         {
             return
         }

@@ -10,7 +10,7 @@ extension ProviderRegistry {
     /// the subtree has no provider, or its provider is still reading its source, the call waits for it, up to
     /// ``ProviderRegistry/waitLimit``.
     func forwardToProvider(
-        method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, client: BusClient
+        method: RequestMethod, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, client: BusClient
     ) throws(VarlinkError) -> Bool {
         guard claim(of: key) != nil else { return false }
         if waits(key) || queue.waiting.contains(where: { $0.key == key }) {
@@ -34,7 +34,7 @@ extension ProviderRegistry {
 
     /// Checks a call against the key's version and sends it to the provider that claims the key.
     private func forward(
-        method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, owner: BusClient,
+        method: RequestMethod, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, owner: BusClient,
         caller: BusClient?
     ) throws(VarlinkError) {
         let id: Int
@@ -64,7 +64,7 @@ extension ProviderRegistry {
             caller: caller, method: method, key: key, value: value, ifVersion: ifVersion,
             ifProviderVersion: ifProviderVersion, ephemeral: ephemeral, origin: owner.origin, write: write)
         send(request, number: number, to: id)
-        if ephemeral, method == "Set" {
+        if ephemeral, method == .set {
             self.ephemeral.record(key, owner: owner.connection.id, value: value)
         }
     }
@@ -82,7 +82,7 @@ extension ProviderRegistry {
             JSONWriter.appendASCII("{\"parameters\":{\"requests\":[{\"id\":", to: &buffer)
             JSONWriter.appendInt(number, to: &buffer)
             JSONWriter.appendASCII(",\"method\":", to: &buffer)
-            JSONWriter.appendString(request.method, to: &buffer)
+            JSONWriter.appendString(request.method.rawValue, to: &buffer)
             JSONWriter.appendASCII(",\"key\":", to: &buffer)
             JSONWriter.appendString(request.key, to: &buffer)
             if let value = request.value {
@@ -116,7 +116,7 @@ extension ProviderRegistry {
             else { continue }
             let (number, write) = newRequest()
             var request = ProviderRegistry.Request(
-                caller: nil, method: "Set", key: key, value: entry.value, ifVersion: nil, ifProviderVersion: 0,
+                caller: nil, method: .set, key: key, value: entry.value, ifVersion: nil, ifProviderVersion: 0,
                 ephemeral: true, origin: owner.origin, write: write)
             request.restore = true
             send(request, number: number, to: id)
@@ -232,7 +232,7 @@ extension ProviderRegistry {
             for key in keys.sorted() {
                 let (number, write) = newRequest()
                 let request = ProviderRegistry.Request(
-                    caller: nil, method: "Unset", key: key, value: nil, ifVersion: nil, ifProviderVersion: nil,
+                    caller: nil, method: .unset, key: key, value: nil, ifVersion: nil, ifProviderVersion: nil,
                     ephemeral: false, origin: client.origin, write: write)
                 if let owner = readyProvider(of: key) {
                     send(request, number: number, to: owner)

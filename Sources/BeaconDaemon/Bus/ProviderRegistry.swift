@@ -3,6 +3,9 @@ import Logging
 import NIOCore
 import VarlinkServer
 
+/// What a forwarded request asks, Set or Unset: io.beacon.Providers' `RequestMethod`, generated from the interface.
+typealias RequestMethod = IOBeaconProviders.RequestMethod
+
 /// The subtrees whose Sets and Unsets a client decides (`io.beacon.Providers`), and the requests forwarded to
 /// their providers that wait for an answer.
 final class ProviderRegistry {
@@ -39,7 +42,7 @@ final class ProviderRegistry {
     struct Request {
         /// The connection that waits for the answer; `nil` when none does.
         let caller: BusClient?
-        let method: String
+        let method: RequestMethod
         let key: String
         let value: [UInt8]?
         /// The caller's `ifVersion`, which a VersionMismatch answer reports.
@@ -66,7 +69,8 @@ final class ProviderRegistry {
         enum Kind {
             /// A call not forwarded yet, by `owner`: it is checked (ifVersion) when it is.
             case call(
-                method: String, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool, owner: BusClient)
+                method: RequestMethod, key: String, value: [UInt8]?, ifVersion: Int64?, ephemeral: Bool,
+                owner: BusClient)
             /// A request sent to a provider that disconnected before answering: the provider may have carried it
             /// out, so it goes to the next one unchanged, which tells.
             case sent(Request)
