@@ -88,22 +88,28 @@ extension BeaconClient {
         registered: @escaping @Sendable (_ provider: Int64) async -> Void,
         handle: @escaping @Sendable (_ provider: Int64, _ request: ProviderRequest) async -> ProviderAnswer
     ) -> any Disposable {
-        var initial: [String: JSONValue] = ["patterns": .array(patterns.map { .string($0) })]
-        if let unavailable { initial["unavailable"] = .string(unavailable) }
-        let parameters = initial
+        let parameters = IOBeaconProviders.Provide.Parameters(patterns: patterns, unavailable: unavailable)
+            .varlinkMembers
         let task = Task {
             let current = ProviderNumber()
             let error = await runResubscribing(method: Method.provide, parameters: { parameters }) {
-                (reply, first) throws(BeaconError) in
-                let reader = ReplyReader(reply, "Provide reply")
+                (members, first) throws(BeaconError) in
+                let reply: IOBeaconProviders.Provide.Reply
+                do {
+                    reply = try IOBeaconProviders.Provide.Reply(varlinkMembers: members, path: "Provide reply")
+                } catch {
+                    throw .invalidReply("a Provide reply is not what its interface declares: \(error)", cause: error)
+                }
                 if first {
-                    let provider = try reader.int("provider")
+                    guard let number = reply.provider else {
+                        throw .invalidReply("the first Provide reply carries no provider number")
+                    }
+                    let provider = Int64(number)
                     current.set((provider, Task { await registered(provider) }))
                     return .proceed
                 }
                 guard let (provider, registration) = current.get() else { return .proceed }
-                for element in try reader.array("requests") {
-                    let request = try ProviderRequest(parsing: element)
+                for request in reply.requests.map(ProviderRequest.init) {
                     Task {
                         await registration.value
                         let answer = await handle(provider, request)
@@ -169,17 +175,8 @@ extension BeaconClient {
 }
 
 extension ProviderRequest {
-    /// Reads one of a Provide reply's requests as `io.beacon.Providers` declares it.
-    init(parsing element: JSONValue) throws(BeaconError) {
-        guard case .object(let members) = element else {
-            throw .invalidReply("a provider request is not an object")
-        }
-        let request: IOBeaconProviders.Request
-        do {
-            request = try IOBeaconProviders.Request(varlinkMembers: members, path: "request")
-        } catch {
-            throw .invalidReply("a provider request is not what io.beacon.Providers declares: \(error)", cause: error)
-        }
+    /// A Provide reply's request, as `io.beacon.Providers` declares it.
+    init(_ request: IOBeaconProviders.Request) {
         var origin: [String: JSONValue] = [
             "uid": .int(Int64(request.origin.uid)), "pid": .int(Int64(request.origin.pid)),
         ]
