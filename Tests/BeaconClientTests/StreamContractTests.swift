@@ -39,16 +39,22 @@ struct StreamContractTests {
         #expect(initial.changes.map(\.key) == ["c.before"])
 
         try call(IOBeaconProperties.Set.method, ["key": "c.null", "value": .null])
-        try call(IOBeaconProperties.Set.method, ["key": "c.mine", "value": "v", "ephemeral": true])
+        // An ephemeral value, whose owner then goes: its deletion comes as a change too.
+        let owner = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        try owner.send(
+            VarlinkCall(
+                method: IOBeaconProperties.Set.method, parameters: ["key": "c.mine", "value": "v", "ephemeral": true]))
+        #expect(try owner.receive(deadline: BlockingDeadline(timeout: .seconds(20))).error == nil)
         try call(IOBeaconProperties.Unset.method, ["key": "c.before"])
+        owner.close()
         var live: [IOBeaconProperties.Change] = []
-        while live.count < 3 {
+        while live.count < 4 {
             let (reply, raw) = try Self.next(IOBeaconProperties.Watch.Reply.self, on: watcher, "live Watch reply")
             #expect(raw.continues)
             live += reply.changes
         }
-        #expect(live.map(\.key) == ["c.null", "c.mine", "c.before"])
-        #expect(live.map(\.deleted) == [false, false, true])
+        #expect(live.map(\.key) == ["c.null", "c.mine", "c.before", "c.mine"])
+        #expect(live.map(\.deleted) == [false, false, true, true])
         #expect(live[2].old == ["x": [1, 2]], "the deletion carries the value it removed")
         #expect(live.allSatisfy { $0.origin != nil })
 
@@ -61,6 +67,7 @@ struct StreamContractTests {
                 parameters: ["patterns": ["c.**"], "since": 0, "origin": false], more: true))
         let (replayed, _) = try Self.next(IOBeaconProperties.Watch.Reply.self, on: replaying, "replayed Watch reply")
         #expect(Set(replayed.changes.map(\.key)) == ["c.before", "c.null", "c.mine"])
+        #expect(replayed.changes.first { $0.key == "c.mine" }?.deleted == true)
         #expect(replayed.changes.allSatisfy { $0.origin == nil })
         #expect(replayed.changes.first { $0.key == "c.before" }?.deleted == true)
     }
@@ -109,5 +116,30 @@ struct StreamContractTests {
         let (first, raw) = try Self.next(IOBeaconLifecycle.HoldSleep.Reply.self, on: participant, "HoldSleep reply")
         #expect(raw.continues)
         #expect(first.participant > 0)
+    }
+
+    @Test("Provide: the first reply's provider number, then a forwarded Set's request")
+    func provide() throws {
+        let daemon = try TestDaemon()
+        let provider = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        defer { provider.close() }
+        try provider.send(
+            VarlinkCall(method: IOBeaconProviders.Provide.method, parameters: ["patterns": ["p.**"]], more: true))
+        let (first, _) = try Self.next(IOBeaconProviders.Provide.Reply.self, on: provider, "first Provide reply")
+        #expect(first.provider != nil && first.requests.isEmpty)
+
+        // A Set of null, ephemeral, with ifVersion: the caller waits for the provider's answer, which never comes.
+        let caller = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        defer { caller.close() }
+        try caller.send(
+            VarlinkCall(
+                method: IOBeaconProperties.Set.method,
+                parameters: ["key": "p.x", "value": .null, "ephemeral": true, "ifVersion": 0]))
+        let (forwarded, _) = try Self.next(IOBeaconProviders.Provide.Reply.self, on: provider, "Provide reply")
+        #expect(forwarded.provider == nil, "only the first reply carries the provider number")
+        let request = try #require(forwarded.requests.first)
+        #expect(request.method == .set && request.key == "p.x")
+        #expect(request.ephemeral == true && request.answered && request.ifProviderVersion == 0)
+        #expect(request.write != nil && request.origin.pid > 0)
     }
 }

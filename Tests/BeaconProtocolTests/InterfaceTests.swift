@@ -86,6 +86,16 @@ struct InterfaceTests {
         bad["item"]?.setMember("color", to: "purple")
         #expect(interface.invalidParameter(method: "Put", in: bad) == "item")
         #expect(interface.invalidParameter(method: "Put", in: ["item": good["item"]!, "flag": 1]) == "flag")
+        // The item's object member (extra) may hold null, but may not be absent.
+        var null = good
+        null["item"]?.setMember("extra", to: .null)
+        #expect(interface.invalidParameter(method: "Put", in: null) == nil)
+        var absent = good
+        if case .object(var members)? = absent["item"] {
+            members["extra"] = nil
+            absent["item"] = .object(members)
+        }
+        #expect(interface.invalidParameter(method: "Put", in: absent) == "item")
         #expect(interface.invalidParameter(method: "Put", in: ["item": good["item"]!, "zzz": 1]) == nil)
         #expect(
             interface.invalidParameter(method: "Put", in: ["item": good["item"]!, "zzz": 1], rejectingUnknown: true)

@@ -38,7 +38,7 @@ struct GeneratedCodeTests {
     }
 
     @Test("a value of the wrong type is an error naming where it was and what was expected")
-    func decodingErrors() {
+    func decodingErrors() throws {
         var members = Self.myType.varlinkMembers
         members["struct"] = ["first": "one", "second": "2"]
         #expect(throws: VarlinkDecodingError(path: "mytype.struct.first", expected: "int")) {
@@ -51,6 +51,14 @@ struct GeneratedCodeTests {
         }
         members["enum"] = nil
         #expect(throws: VarlinkDecodingError(path: "enum", expected: "one of one, two, three")) {
+            _ = try Certification.MyType(varlinkMembers: members, path: "")
+        }
+        // An object is any JSON value, null included; only an absent one is refused.
+        members = Self.myType.varlinkMembers
+        members["object"] = .null
+        #expect(try Certification.MyType(varlinkMembers: members, path: "").object == .null)
+        members["object"] = nil
+        #expect(throws: VarlinkDecodingError(path: "object", expected: "object")) {
             _ = try Certification.MyType(varlinkMembers: members, path: "")
         }
         #expect(VarlinkDecodingError(path: "mytype.struct.first", expected: "int").parameter == "mytype")

@@ -120,6 +120,10 @@ import Testing
             #expect(refused.status == 2, "\(parameters): \(refused.stderr)")
             #expect(refused.stderr.contains(message), "\(parameters): \(refused.stderr)")
         }
+        // An object parameter may be null: Set's value is one.
+        let null = try CLI.run(
+            ["call", "io.beacon.Properties.Set", "{\"key\":\"n\",\"value\":null}"], address: daemon.address)
+        #expect(null.status == 0, "\(null.stderr)")
         // Nothing was sent: a oneway Post that the check refuses posts nothing.
         let observer = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
         defer { observer.close() }

@@ -18,8 +18,9 @@ import Testing
 /// recorded, and the history is checked (FleetHistory): linearizable per key, nothing applied twice, every
 /// acknowledged write in etcd, no refused one, every watcher in etcd's order.
 ///
-/// `make test` runs it for about a minute; `make test-fleet-long` sets `BEACON_FLEET_FAULT_SECONDS` (600) and
-/// keeps the history and its report where `BEACON_FLEET_HISTORY_OUT` says.
+/// `make test` runs it for about a minute; `make test-fleet-long` sets `BEACON_FLEET_FAULT_SECONDS` (600). With
+/// `BEACON_FLEET_HISTORY_OUT`, each run keeps its history there (`history-faults.jsonl`, `history-sustained.jsonl`)
+/// for `fleet-history-check`.
 @Suite("beacon-fleet's history under faults", .serialized)
 struct FleetFaultTests {
     @Test(
@@ -151,7 +152,9 @@ final class FaultRun: @unchecked Sendable {
         for observer in observers { observer.stop() }
         let recorded = recorder.history
         if let directory = ProcessInfo.processInfo.environment["BEACON_FLEET_HISTORY_OUT"] {
-            try recorded.write(to: directory + "/history.jsonl")
+            // One file per run: `make test-fleet` runs both tests with the same directory.
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try recorded.write(to: directory + (faults ? "/history-faults.jsonl" : "/history-sustained.jsonl"))
         }
         let report = HistoryReport(history: recorded)
         print(report.table)

@@ -7,6 +7,10 @@ public protocol VarlinkValue: Sendable {
     /// The value `value` stands for. `path` names where it was found (`mytype.struct.first`), for the error.
     init(varlinkValue value: JSONValue, path: String) throws(VarlinkDecodingError)
 
+    /// The value of a member that is absent at `path`: `nil` for an optional, else an error. By default the value
+    /// `null` stands for; an `object`, which may hold `null`, refuses an absent member.
+    init(varlinkAbsentAt path: String) throws(VarlinkDecodingError)
+
     /// The value as JSON.
     var varlinkValue: JSONValue { get }
 }
@@ -75,10 +79,20 @@ extension String: VarlinkValue {
 }
 
 /// `object`: any JSON value but `null`, as it came (`?object` admits `null`, as `nil`).
+extension VarlinkValue {
+    public init(varlinkAbsentAt path: String) throws(VarlinkDecodingError) {
+        try self.init(varlinkValue: .null, path: path)
+    }
+}
+
+/// An `object`: any JSON value, `null` included. Only an absent member is refused.
 extension JSONValue: VarlinkValue {
     public init(varlinkValue value: JSONValue, path: String) throws(VarlinkDecodingError) {
-        if case .null = value { throw VarlinkDecodingError(path: path, expected: "object") }
         self = value
+    }
+
+    public init(varlinkAbsentAt path: String) throws(VarlinkDecodingError) {
+        throw VarlinkDecodingError(path: path, expected: "object")
     }
 
     public var varlinkValue: JSONValue { self }
@@ -160,11 +174,14 @@ extension VarlinkStruct {
 }
 
 extension [String: JSONValue] {
-    /// The member `name` as a `T`; an absent member is `null` (so an optional one is `nil`).
+    /// The member `name` as a `T`; an absent member is `nil` for an optional, and refused otherwise
+    /// (``VarlinkValue/init(varlinkAbsentAt:)``).
     public func varlinkMember<T: VarlinkValue>(
         _ name: String, path: String, as type: T.Type = T.self
     ) throws(VarlinkDecodingError) -> T {
-        try T(varlinkValue: self[name] ?? .null, path: path.isEmpty ? name : path + "." + name)
+        let memberPath = path.isEmpty ? name : path + "." + name
+        guard let value = self[name] else { return try T(varlinkAbsentAt: memberPath) }
+        return try T(varlinkValue: value, path: memberPath)
     }
 
     /// Sets the member `name` to `value`, as it is: an `object` member may hold `null`.

@@ -1,10 +1,11 @@
 extension VarlinkInterface {
     /// The first input parameter of `method` (unqualified, e.g. `Get`) that is not optional but absent from
-    /// `parameters` or `null` there; `nil` when every required parameter is present or the method is unknown.
+    /// `parameters` or `null` there (an `object` may be `null`); `nil` when every required parameter is present or
+    /// the method is unknown.
     public func missingParameter(method: some StringProtocol, in parameters: [String: JSONValue]) -> String? {
         guard let definition = self.method(named: method) else { return nil }
         for field in definition.input where !field.type.isOptional {
-            guard let value = parameters[field.name], !value.isNull else { return field.name }
+            guard let value = parameters[field.name], !value.isNull || field.type == .object else { return field.name }
         }
         return nil
     }
@@ -13,7 +14,8 @@ extension VarlinkInterface {
     /// with `rejectingUnknown`, also the first parameter the method does not declare (in sorted order). `nil` when
     /// the parameters are valid or the method is unknown.
     ///
-    /// `null` counts as absent. `object` accepts any value; `int` accepts integral numbers; `float` any number.
+    /// `null` counts as absent, except for an `object`, which accepts any value, `null` included; `int` accepts
+    /// integral numbers; `float` any number.
     public func invalidParameter(
         method: some StringProtocol,
         in parameters: [String: JSONValue],
@@ -36,6 +38,8 @@ extension VarlinkInterface {
             guard let value, !value.isNull else { return true }
             return conforms(value, to: wrapped)
         }
+        // An `object` is any JSON value, `null` included: only an absent one does not conform.
+        if case .object = type { return value != nil }
         guard let value, !value.isNull else { return false }
         switch type {
         case .optional:

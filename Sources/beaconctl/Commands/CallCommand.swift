@@ -96,7 +96,13 @@ struct CallCommand: ParsableCommand {
             parameters: ["interface": .string(String(method[..<dot]))])
         try connection.send(describe, deadline: BlockingDeadline(timeout: timeout))
         let reply = try connection.receive(deadline: BlockingDeadline(timeout: timeout))
-        guard reply.varlinkError == nil, case .string(let text)? = reply.parameters["description"],
+        if let error = reply.varlinkError {
+            // An interface the daemon does not describe: the call's own reply says why. Any other error (a refused
+            // connection) is the answer.
+            if error.name == VarlinkServiceInterface.Names.interfaceNotFound { return nil }
+            throw BlockingVarlinkError(remote: error)
+        }
+        guard case .string(let text)? = reply.parameters["description"],
             let interface = try? VarlinkInterface(parsing: text), let declared = interface.method(named: member)
         else { return nil }
         // A misspelled parameter first: the required one it was meant to be is missing too.
@@ -109,6 +115,8 @@ struct CallCommand: ParsableCommand {
             let field = declared.input.first(where: { $0.name == name })
         else { return nil }
         guard let value = parameters[name], !value.isNull else { return "\(method) needs \(name) (\(field.type))" }
-        return "\(method)'s \(name) must be \(field.type), not \(JSONText.compact(value))"
+        let given = JSONText.compact(value)
+        return "\(method)'s \(name) must be \(field.type), not "
+            + (given.count > 60 ? given.prefix(57) + "..." : given)
     }
 }
