@@ -148,7 +148,6 @@ public final class VarlinkConnection {
     public func answerDeferred(_ reply: (VarlinkConnection) -> Void) {
         guard state.deferredReplyBegins(outputCount: output.count) else { return }
         reply(self)
-        state.callHandled()
         if state.deferredReplySent() { reader?.resume(after: .reply) }
     }
 

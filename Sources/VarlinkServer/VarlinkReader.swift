@@ -45,8 +45,8 @@ final class VarlinkReader {
             switch port.admit(transport, credentials) {
             case .success(let endpoint):
                 self.endpoint = endpoint
+                // Nothing was read before admission (the transport reads after activation): nothing is pending.
                 endpoint.connection.reader = self
-                processPending(endpoint)
             case .failure(let error):
                 refuse(with: error)
             }

@@ -8,6 +8,11 @@ import Testing
 /// the interfaces declare it, so that what the daemon writes and what its `.varlink` files say cannot part.
 @Suite("Stream replies as the interfaces declare them")
 struct StreamContractTests {
+    /// A connection of its own to `daemon`.
+    static func connect(_ daemon: TestDaemon) throws -> BlockingVarlinkConnection {
+        try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+    }
+
     /// Receives the next reply on `connection`, within 20 s, and reads its parameters as `Reply`.
     static func next<Reply: VarlinkStruct>(
         _ type: Reply.Type, on connection: BlockingVarlinkConnection, _ what: String
@@ -20,7 +25,7 @@ struct StreamContractTests {
     @Test("Watch: initial, replayed, live and deleted changes, old values, ephemeral owners, no origin")
     func watch() throws {
         let daemon = try TestDaemon()
-        let writer = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        let writer = try Self.connect(daemon)
         defer { writer.close() }
         func call(_ method: String, _ parameters: [String: JSONValue]) throws {
             try writer.send(VarlinkCall(method: method, parameters: parameters))
@@ -29,7 +34,7 @@ struct StreamContractTests {
         }
         try call(IOBeaconProperties.Set.method, ["key": "c.before", "value": ["x": [1, 2]]])
 
-        let watcher = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        let watcher = try Self.connect(daemon)
         defer { watcher.close() }
         try watcher.send(
             VarlinkCall(
@@ -40,7 +45,7 @@ struct StreamContractTests {
 
         try call(IOBeaconProperties.Set.method, ["key": "c.null", "value": .null])
         // An ephemeral value, whose owner then goes: its deletion comes as a change too.
-        let owner = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        let owner = try Self.connect(daemon)
         try owner.send(
             VarlinkCall(
                 method: IOBeaconProperties.Set.method, parameters: ["key": "c.mine", "value": "v", "ephemeral": true]))
@@ -59,7 +64,7 @@ struct StreamContractTests {
         #expect(live.allSatisfy { $0.origin != nil })
 
         // A replay from version 0, deletions included, and changes without their origin.
-        let replaying = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        let replaying = try Self.connect(daemon)
         defer { replaying.close() }
         try replaying.send(
             VarlinkCall(
@@ -75,7 +80,7 @@ struct StreamContractTests {
     @Test("Observe: the first reply, notifications with an object and user info, in order")
     func observe() throws {
         let daemon = try TestDaemon()
-        let observer = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        let observer = try Self.connect(daemon)
         defer { observer.close() }
         try observer.send(
             VarlinkCall(
@@ -83,7 +88,7 @@ struct StreamContractTests {
         let (first, _) = try Self.next(IOBeaconNotifications.Observe.Reply.self, on: observer, "first Observe reply")
         #expect(first.notifications.isEmpty)
 
-        let poster = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        let poster = try Self.connect(daemon)
         defer { poster.close() }
         try poster.send(
             VarlinkCall(
@@ -107,7 +112,7 @@ struct StreamContractTests {
     @Test("HoldSleep: the first reply registers the participant")
     func holdSleep() throws {
         let daemon = try TestDaemon()
-        let participant = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        let participant = try Self.connect(daemon)
         defer { participant.close() }
         try participant.send(
             VarlinkCall(
@@ -121,7 +126,7 @@ struct StreamContractTests {
     @Test("Provide: the first reply's provider number, then a forwarded Set's request")
     func provide() throws {
         let daemon = try TestDaemon()
-        let provider = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        let provider = try Self.connect(daemon)
         defer { provider.close() }
         try provider.send(
             VarlinkCall(method: IOBeaconProviders.Provide.method, parameters: ["patterns": ["p.**"]], more: true))
@@ -129,7 +134,7 @@ struct StreamContractTests {
         #expect(first.provider != nil && first.requests.isEmpty)
 
         // A Set of null, ephemeral, with ifVersion: the caller waits for the provider's answer, which never comes.
-        let caller = try BlockingVarlinkConnection(socketPath: daemon.socketPath, timeout: .seconds(20))
+        let caller = try Self.connect(daemon)
         defer { caller.close() }
         try caller.send(
             VarlinkCall(
